@@ -1,0 +1,133 @@
+//! The `cargo test` harness: every row of every matrix file becomes a
+//! libtest-mimic [`Trial`] named `path/of/file.yaml::row name`.
+//!
+//! `--list`, `--exact`, `--skip`, `--ignored`, `--include-ignored`, filters
+//! and `--test-threads` behave as libtest's. Under `--exact NAME` only the
+//! file named in NAME is parsed, so nextest (one process per test) stays
+//! linear. Zero rows found is a failure. A file that does not load becomes
+//! one failing trial named after the file, carrying its diagnostics.
+//!
+//! ```no_run
+//! // runner-tests/matrices.rs, a `harness = false` test target:
+//! faultmatrix::harness::Harness::new("matrices").run();
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+
+use crate::discover::{self, Found, Loaded};
+use crate::system::{Factory, Systems};
+
+/// Builds trials from matrix files and runs them.
+pub struct Harness {
+    root: PathBuf,
+    globs: Vec<String>,
+    systems: Systems,
+}
+
+impl Harness {
+    /// A harness over the matrix files below `root`.
+    pub fn new(root: impl AsRef<Path>) -> Self {
+        Self {
+            root: root.as_ref().to_path_buf(),
+            globs: vec![discover::DEFAULT_GLOB.to_string()],
+            systems: Systems::new(),
+        }
+    }
+
+    /// Replaces the file patterns (relative to the root).
+    pub fn globs(mut self, patterns: &[&str]) -> Self {
+        self.globs = patterns.iter().map(|p| p.to_string()).collect();
+        self
+    }
+
+    /// Registers a system under the name matrices use in `system:`.
+    pub fn system(mut self, name: &str, factory: Factory) -> Self {
+        self.systems.register(name, factory);
+        self
+    }
+
+    /// Builds the trials for these arguments.
+    pub fn trials(&self, args: &Arguments) -> Result<Vec<Trial>, String> {
+        let set = discover::globset(&self.globs)?;
+        let files = match (args.exact, args.filter.as_deref()) {
+            (true, Some(name)) => self.exact_file(name, &set)?,
+            _ => discover::find(&self.root, &set)
+                .map_err(|e| format!("cannot read {}: {e}", self.root.display()))?,
+        };
+        let threads = args.test_threads.unwrap_or_else(discover::default_threads);
+        let loaded = discover::load_all(&files, &self.systems, threads);
+        let mut trials = Vec::new();
+        for (found, l) in files.iter().zip(loaded) {
+            match l {
+                Loaded::Registry => {}
+                Loaded::Errors(e) => {
+                    let msg = e.to_string();
+                    trials.push(Trial::test(found.display.clone(), move || {
+                        Err(Failed::from(msg))
+                    }));
+                }
+                Loaded::Matrix(m) => {
+                    let m = Arc::new(m);
+                    for i in 0..m.rows.len() {
+                        let row = &m.rows[i];
+                        let name = m.row_id(row);
+                        let ignored = row.ignore.is_some();
+                        let m = m.clone();
+                        trials.push(
+                            Trial::test(name, move || run_trial(&m, i)).with_ignored_flag(ignored),
+                        );
+                    }
+                }
+            }
+        }
+        Ok(trials)
+    }
+
+    fn exact_file(&self, name: &str, set: &globset::GlobSet) -> Result<Vec<Found>, String> {
+        let file = name.split("::").next().unwrap_or(name);
+        let path = Path::new(file);
+        let rel_to_root = path
+            .strip_prefix(discover::display_name(&self.root))
+            .ok()
+            .map(Path::to_path_buf);
+        let matches = path.is_file() && rel_to_root.as_deref().is_some_and(|r| set.is_match(r));
+        Ok(if matches {
+            vec![Found {
+                path: path.to_path_buf(),
+                display: discover::display_name(path),
+            }]
+        } else {
+            Vec::new()
+        })
+    }
+
+    /// Parses the process arguments, runs, and exits.
+    pub fn run(self) -> ! {
+        let args = Arguments::from_args();
+        let trials = match self.trials(&args) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {e}");
+                std::process::exit(101);
+            }
+        };
+        if trials.is_empty() && !(args.exact && args.filter.is_some()) {
+            eprintln!(
+                "error: no matrix rows found under {} (patterns: {}): zero rows is a failure, not a pass",
+                self.root.display(),
+                self.globs.join(", ")
+            );
+            std::process::exit(101);
+        }
+        libtest_mimic::run(&args, trials).exit()
+    }
+}
+
+fn run_trial(m: &crate::model::Matrix, i: usize) -> Result<(), Failed> {
+    let row = &m.rows[i];
+    let obs = crate::run::run_row(m, row);
+    crate::compare::check(m, row, &obs).map_err(Failed::from)
+}

@@ -1,0 +1,40 @@
+//! # faultmatrix
+//!
+//! Declarative acceptance matrices for the retry and fallback logic of API
+//! clients. A matrix file (YAML) says what each route answers ("503, 503 on
+//! A, then 200 on B") and the exact trace the client must produce; every row
+//! becomes a named `cargo test` that runs the client against a scripted
+//! transport on a virtual clock and fails with a readable diff.
+//!
+//! The data flow, one module per stage:
+//!
+//! | stage | module |
+//! |---|---|
+//! | YAML text in, positions | [`yaml`] |
+//! | serde shapes, validation, diagnostics | [`load`], [`diag`] |
+//! | the validated model | [`model`], [`registry`] |
+//! | running a row on a virtual clock | [`run`], [`script`], [`transport`], [`system`] |
+//! | the reference retry/fallback system | [`policy`] |
+//! | trace text and comparison | [`trace`], [`compare`] |
+//! | cargo test harness, CLI reports | [`harness`], [`report`] |
+#![warn(missing_docs)]
+
+pub mod cli;
+pub mod compare;
+pub mod diag;
+pub mod discover;
+pub mod duration;
+pub mod harness;
+pub mod load;
+pub mod model;
+pub mod policy;
+pub mod registry;
+pub mod report;
+pub mod run;
+pub mod script;
+pub mod system;
+pub mod trace;
+pub mod transport;
+pub mod yaml;
+
+pub use system::{System, Systems};

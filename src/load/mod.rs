@@ -1,0 +1,9 @@
+//! Loading: files and text into validated [`Matrix`](crate::model::Matrix)
+//! and [`Registry`](crate::registry::Registry) values, in two passes (serde
+//! shapes in [`raw`], then [`validate`]), collecting every error of a file
+//! before anything runs.
+
+pub mod raw;
+pub mod validate;
+
+pub use validate::{load_file, load_text, registry_from_text, trace_item_pos};

@@ -1,0 +1,187 @@
+//! Running one row: a fresh current-thread tokio runtime with paused time,
+//! the row's scripted transport, the system under test, then the horizon
+//! during which any further call is a failure ("never called again").
+//!
+//! Nothing here sleeps in real time: paused tokio time auto-advances to the
+//! next timer whenever the runtime is idle, so waits are exact and instant.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::model::{Matrix, Row};
+use crate::script::{CallRecord, Scripted};
+use crate::system::{EscalationSink, JitterSource, RowContext, SystemResult};
+use crate::trace::{self, Ending, ObservedLine};
+
+/// How the system's run ended.
+#[derive(Debug, Clone)]
+pub enum RunEnd {
+    /// It returned.
+    Returned(SystemResult),
+    /// It was still running when the row's budget ran out.
+    Hung,
+    /// The harness stopped it (extra call, runaway).
+    Aborted,
+}
+
+/// Everything observed while running a row.
+#[derive(Debug)]
+pub struct Observation {
+    /// Raw call records in start order.
+    pub calls: Vec<CallRecord>,
+    /// The trace lines.
+    pub lines: Vec<ObservedLine>,
+    /// How the system ended.
+    pub end: RunEnd,
+    /// Virtual time when the system returned (or was stopped).
+    pub returned_at: Duration,
+    /// Escalation events.
+    pub escalations: Vec<crate::system::Escalation>,
+    /// Records created at create endpoints.
+    pub records: u32,
+    /// Harness failures.
+    pub failures: Vec<String>,
+    /// The row's synthetic request id.
+    pub request_id: String,
+}
+
+impl Observation {
+    /// The stop reason: `success`, the error's stop, `hung` or `aborted`.
+    pub fn stop(&self) -> &str {
+        match &self.end {
+            RunEnd::Returned(Ok(_)) => "success",
+            RunEnd::Returned(Err(e)) => &e.stop,
+            RunEnd::Hung => "hung",
+            RunEnd::Aborted => "aborted",
+        }
+    }
+}
+
+/// The synthetic request id of a row: stable across runs and thread counts.
+pub fn request_id(file: &str, row: &str) -> String {
+    // FNV-1a, 32 bits: short, stable, no dependency.
+    let mut h: u32 = 0x811c_9dc5;
+    for b in file.bytes().chain([0]).chain(row.bytes()) {
+        h ^= b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("req-{h:08x}")
+}
+
+/// Runs a row of a matrix.
+pub fn run_row(matrix: &Matrix, row: &Row) -> Observation {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("building a current-thread runtime does not fail");
+    rt.block_on(run_row_async(matrix, row))
+}
+
+async fn run_row_async(matrix: &Matrix, row: &Row) -> Observation {
+    let s = &row.settings;
+    let transport = Scripted::new(&row.inject, s.max_calls);
+    let abort = transport.abort_signal();
+    let jitter = JitterSource::new(&s.jitter);
+    let escalations = EscalationSink::default();
+    let request_id = request_id(&matrix.file, &row.name);
+    let ctx = RowContext {
+        transport: Arc::new(transport.clone()),
+        request: s.request.clone(),
+        request_id: request_id.clone(),
+        deadline: s.deadline,
+        jitter: jitter.clone(),
+        escalations: escalations.clone(),
+        wall_start: crate::policy::retry_after::default_wall_start(),
+    };
+    let end = {
+        let fut = matrix.system.run(ctx);
+        tokio::select! {
+            biased;
+            _ = abort.notified() => RunEnd::Aborted,
+            r = tokio::time::timeout(s.budget, fut) => match r {
+                Ok(r) => RunEnd::Returned(r),
+                Err(_) => RunEnd::Hung,
+            },
+        }
+    };
+    let returned_at = transport.elapsed();
+    if !matches!(end, RunEnd::Aborted) {
+        // Keep the clock running: any later call is a failure.
+        tokio::select! {
+            biased;
+            _ = abort.notified() => {}
+            _ = tokio::time::sleep(s.horizon) => {}
+        }
+    }
+    if let Some(n) = jitter.overrun() {
+        transport.fail(format!(
+            "the row scripted {n} jitter draw{} but the system asked for more",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    let route_order: Vec<String> = row.inject.iter().map(|r| r.route.clone()).collect();
+    let report = transport.finish(&route_order);
+    let mut failures = report.failures;
+    if matches!(end, RunEnd::Hung) {
+        let waiting = report
+            .calls
+            .iter()
+            .rev()
+            .find(|c| c.ended.is_none())
+            .map(|c| {
+                format!(
+                    " while waiting on {} (scripted: {})",
+                    trace::call_label(&c.route, c.attempt),
+                    c.entry
+                )
+            })
+            .unwrap_or_default();
+        failures.push(format!(
+            "the system was still running after the row's budget of {}{waiting}: it has no timeout of its own, or waits too long",
+            crate::duration::format(s.budget)
+        ));
+    }
+    let late: Vec<String> = report
+        .calls
+        .iter()
+        .filter(|c| c.started > returned_at)
+        .map(|c| {
+            format!(
+                "{} at {}",
+                trace::call_label(&c.route, c.attempt),
+                crate::duration::format(c.started)
+            )
+        })
+        .collect();
+    if !late.is_empty() && !matches!(end, RunEnd::Aborted) {
+        failures.push(format!(
+            "called again after the system returned at {}: {} (expected: never called again)",
+            crate::duration::format(returned_at),
+            late.join(", ")
+        ));
+    }
+    let ending = match &end {
+        RunEnd::Returned(Ok(_)) => Ending::Success,
+        RunEnd::Returned(Err(_)) => Ending::Failure,
+        _ => Ending::Running,
+    };
+    let body_paths = matrix.body_paths();
+    let lines = trace::observe(
+        &report.calls,
+        Some(returned_at),
+        ending,
+        &matrix.registry,
+        body_paths,
+    );
+    Observation {
+        calls: report.calls,
+        lines,
+        end,
+        returned_at,
+        escalations: escalations.events(),
+        records: report.records,
+        failures,
+        request_id,
+    }
+}

@@ -1,0 +1,299 @@
+//! The one module that touches YAML libraries.
+//!
+//! serde_yaml (deprecated upstream) turns text into serde shapes; a maintained
+//! fork can replace it here in one change. yaml-rust2 is used only to index
+//! where every node sits (line and column), which serde_yaml does not expose:
+//! the index is built lazily, when a diagnostic or a failing row needs a
+//! position, so the fast path parses each file once.
+
+use std::collections::HashMap;
+
+use serde::de::DeserializeOwned;
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::scanner::Marker;
+
+pub use serde_yaml::Value;
+
+/// A 1-based line and column in a source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]
+pub struct Pos {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub col: usize,
+}
+
+/// A YAML error with its position, when the library knows it.
+#[derive(Debug, Clone)]
+pub struct YamlError {
+    /// Where the error is, if known.
+    pub pos: Option<Pos>,
+    /// Path of the node in error (`rows[2].inject.A`), empty for the root.
+    pub path: Vec<Seg>,
+    /// What went wrong, without position suffix.
+    pub message: String,
+}
+
+/// One step of a path into a YAML document.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Seg {
+    /// A mapping key.
+    Key(String),
+    /// A sequence index (0-based).
+    Index(usize),
+}
+
+/// Renders a path as `rows[2].inject.A`.
+pub fn path_text(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+fn strip_location(msg: String) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg,
+    }
+}
+
+fn from_serde_yaml(err: serde_yaml::Error) -> YamlError {
+    let pos = err.location().map(|l| Pos {
+        line: l.line(),
+        col: l.column(),
+    });
+    YamlError {
+        pos,
+        path: Vec::new(),
+        message: strip_location(err.to_string()),
+    }
+}
+
+/// Parses text straight into a serde shape (the fast path).
+pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
+    serde_yaml::from_str(text).map_err(from_serde_yaml)
+}
+
+/// Parses text into an untyped value (only syntax errors fail here).
+pub fn parse_value(text: &str) -> Result<Value, YamlError> {
+    serde_yaml::from_str(text).map_err(from_serde_yaml)
+}
+
+/// Deserializes one node, reporting the path of the first error inside it.
+pub fn from_value<T: DeserializeOwned>(value: &Value, base: &[Seg]) -> Result<T, YamlError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let mut path = base.to_vec();
+        for seg in e.path().iter() {
+            match seg {
+                serde_path_to_error::Segment::Seq { index } => path.push(Seg::Index(*index)),
+                serde_path_to_error::Segment::Map { key } => path.push(Seg::Key(key.clone())),
+                serde_path_to_error::Segment::Enum { variant } => {
+                    path.push(Seg::Key(variant.clone()))
+                }
+                serde_path_to_error::Segment::Unknown => {}
+            }
+        }
+        YamlError {
+            pos: None,
+            path,
+            message: strip_location(e.into_inner().to_string()),
+        }
+    })
+}
+
+/// Converts a YAML node to JSON (bodies are JSON on the wire).
+pub fn to_json(value: &Value) -> Result<serde_json::Value, String> {
+    serde_json::to_value(value).map_err(|e| e.to_string())
+}
+
+/// Where every node of a document sits.
+#[derive(Debug, Default)]
+pub struct Positions {
+    values: HashMap<Vec<Seg>, Pos>,
+    keys: HashMap<Vec<Seg>, Pos>,
+}
+
+impl Positions {
+    /// Indexes a document. Text that does not parse gives an empty index.
+    pub fn index(text: &str) -> Self {
+        let mut rx = Indexer::default();
+        let mut parser = Parser::new_from_str(text);
+        let _ = parser.load(&mut rx, false);
+        rx.out
+    }
+
+    /// Position of the value at `path`, or of its nearest indexed ancestor.
+    pub fn value(&self, path: &[Seg]) -> Pos {
+        let mut p = path;
+        loop {
+            if let Some(pos) = self.values.get(p) {
+                return *pos;
+            }
+            if p.is_empty() {
+                return Pos { line: 1, col: 1 };
+            }
+            p = &p[..p.len() - 1];
+        }
+    }
+
+    /// Position of the key that names `path` (its last segment), falling
+    /// back to the value's position.
+    pub fn key(&self, path: &[Seg]) -> Pos {
+        self.keys
+            .get(path)
+            .copied()
+            .unwrap_or_else(|| self.value(path))
+    }
+
+    /// Keys of the mapping at `path`, with positions, in no particular order.
+    pub fn keys_under<'a>(&'a self, path: &'a [Seg]) -> impl Iterator<Item = (&'a str, Pos)> + 'a {
+        self.keys.iter().filter_map(move |(k, pos)| {
+            if k.len() == path.len() + 1 && k.starts_with(path) {
+                match k.last() {
+                    Some(Seg::Key(name)) => Some((name.as_str(), *pos)),
+                    _ => None,
+                }
+            } else {
+                None
+            }
+        })
+    }
+}
+
+enum Frame {
+    Map { key: Option<String> },
+    Seq { next: usize },
+}
+
+#[derive(Default)]
+struct Indexer {
+    stack: Vec<Frame>,
+    path: Vec<Seg>,
+    out: Positions,
+}
+
+impl Indexer {
+    /// Called before a node in value position: returns true when the node is
+    /// a mapping key instead.
+    fn enter_node(&mut self, pos: Pos, scalar_key: Option<&str>) -> bool {
+        match self.stack.last_mut() {
+            Some(Frame::Map { key }) if key.is_none() => {
+                // This node is a key.
+                let name = scalar_key.unwrap_or("?").to_string();
+                *key = Some(name.clone());
+                let mut p = self.path.clone();
+                p.push(Seg::Key(name));
+                self.out.keys.insert(p, pos);
+                true
+            }
+            Some(Frame::Map { key }) => {
+                let name = key.clone().unwrap_or_default();
+                self.path.push(Seg::Key(name));
+                self.out.values.insert(self.path.clone(), pos);
+                false
+            }
+            Some(Frame::Seq { next }) => {
+                let i = *next;
+                *next += 1;
+                self.path.push(Seg::Index(i));
+                self.out.values.insert(self.path.clone(), pos);
+                false
+            }
+            None => {
+                self.out.values.insert(Vec::new(), pos);
+                false
+            }
+        }
+    }
+
+    /// Called after a complete value node.
+    fn leave_value(&mut self) {
+        match self.stack.last_mut() {
+            Some(Frame::Map { key }) => {
+                *key = None;
+                self.path.pop();
+            }
+            Some(Frame::Seq { .. }) => {
+                self.path.pop();
+            }
+            None => {}
+        }
+    }
+}
+
+impl MarkedEventReceiver for Indexer {
+    fn on_event(&mut self, ev: Event, mark: Marker) {
+        let pos = Pos {
+            line: mark.line().max(1),
+            col: mark.col() + 1,
+        };
+        match ev {
+            Event::Scalar(s, ..) if !self.enter_node(pos, Some(&s)) => self.leave_value(),
+            Event::Alias(_) if !self.enter_node(pos, None) => self.leave_value(),
+            Event::MappingStart(..) => {
+                // Complex keys are not used by our formats; treat as value.
+                self.enter_node(pos, None);
+                self.stack.push(Frame::Map { key: None });
+            }
+            Event::SequenceStart(..) => {
+                self.enter_node(pos, None);
+                self.stack.push(Frame::Seq { next: 0 });
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                self.stack.pop();
+                self.leave_value();
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indexes_nested_positions() {
+        let text = "title: x\nrows:\n  - name: a\n    inject:\n      A: [503, 200]\n";
+        let p = Positions::index(text);
+        let row = vec![Seg::Key("rows".into()), Seg::Index(0)];
+        assert_eq!(p.value(&row).line, 3);
+        let mut a1 = row.clone();
+        a1.extend([
+            Seg::Key("inject".into()),
+            Seg::Key("A".into()),
+            Seg::Index(1),
+        ]);
+        assert_eq!(p.value(&a1), Pos { line: 5, col: 16 });
+        let mut name = row.clone();
+        name.push(Seg::Key("name".into()));
+        assert_eq!(p.key(&name), Pos { line: 3, col: 5 });
+        assert_eq!(p.value(&name), Pos { line: 3, col: 11 });
+    }
+
+    #[test]
+    fn block_scalars_start_at_their_first_content_line() {
+        let t = "a:\n  trace: |\n    x1\n    x2\n  b: \"q\"\n";
+        let p = Positions::index(t);
+        let a = |k: &str| vec![Seg::Key("a".into()), Seg::Key(k.into())];
+        assert_eq!(p.value(&a("trace")), Pos { line: 3, col: 5 });
+        assert_eq!(p.value(&a("b")), Pos { line: 5, col: 6 });
+    }
+
+    #[test]
+    fn serde_errors_carry_positions() {
+        let err = from_str::<Vec<u32>>("- 1\n- x\n").unwrap_err();
+        assert_eq!(err.pos.map(|p| p.line), Some(2));
+        assert!(!err.message.contains(" at line "));
+    }
+}
