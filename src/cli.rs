@@ -192,21 +192,14 @@ fn cmd_list(a: &SelectArgs, systems: &Systems) -> u8 {
     }
 }
 
-/// Runs the selected rows on `threads` threads; results in file order.
-pub fn run_rows(
-    matrices: &[Matrix],
-    keep: &dyn Fn(&str) -> bool,
-    threads: usize,
-) -> Vec<RowResult> {
-    let jobs: Vec<(usize, usize)> = matrices
-        .iter()
-        .enumerate()
-        .flat_map(|(mi, m)| (0..m.rows.len()).map(move |ri| (mi, ri)))
-        .filter(|&(mi, ri)| keep(&matrices[mi].row_id(&matrices[mi].rows[ri])))
-        .collect();
-    let run_one = |&(mi, ri): &(usize, usize)| {
-        let m = &matrices[mi];
-        let row = &m.rows[ri];
+/// Runs one matrix's selected rows, in file order.
+pub fn run_matrix(m: &Matrix, keep: &dyn Fn(&str) -> bool) -> Vec<RowResult> {
+    let mut out = Vec::new();
+    for row in &m.rows {
+        let id = m.row_id(row);
+        if !keep(&id) {
+            continue;
+        }
         let verdict = match &row.ignore {
             Some(reason) => Verdict::Ignored(reason.clone()),
             None => {
@@ -218,62 +211,91 @@ pub fn run_rows(
             }
         };
         let location = matches!(verdict, Verdict::Failed(_)).then(|| m.row_location(row));
-        RowResult {
-            id: m.row_id(row),
+        out.push(RowResult {
+            id,
             tags: row.tags.clone(),
             location,
             verdict,
+        });
+    }
+    out
+}
+
+/// What running files gave: row results in file order, and whether any
+/// file failed to load.
+pub struct RunOutcome {
+    /// Row results (a file that did not load is one failed result).
+    pub results: Vec<RowResult>,
+    /// Files that did not load.
+    pub load_errors: usize,
+}
+
+/// Loads and runs files on `threads` threads, one file at a time per
+/// thread, so memory holds one matrix per thread plus the results.
+pub fn run_files(
+    files: &[Found],
+    systems: &Systems,
+    keep: &(dyn Fn(&str) -> bool + Sync),
+    threads: usize,
+) -> RunOutcome {
+    let one = |f: &Found| -> (Vec<RowResult>, bool) {
+        match discover::load_one(f, systems) {
+            Loaded::Matrix(m) => (run_matrix(&m, keep), false),
+            Loaded::Registry => (Vec::new(), false),
+            Loaded::Errors(e) => (
+                vec![RowResult {
+                    id: f.display.clone(),
+                    tags: Vec::new(),
+                    location: Some(f.display.clone()),
+                    verdict: Verdict::Failed(e.to_string()),
+                }],
+                true,
+            ),
         }
     };
-    let threads = threads.clamp(1, jobs.len().max(1));
-    if threads == 1 {
-        return jobs.iter().map(run_one).collect();
-    }
+    let threads = threads.clamp(1, files.len().max(1));
     let next = AtomicUsize::new(0);
-    let chunk = 64;
-    let mut parts: Vec<Vec<(usize, RowResult)>> = Vec::new();
+    let mut parts: Vec<(usize, Vec<RowResult>, bool)> = Vec::new();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
                     let mut mine = Vec::new();
                     loop {
-                        let start = next.fetch_add(chunk, Ordering::Relaxed);
-                        if start >= jobs.len() {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= files.len() {
                             break;
                         }
-                        for (i, job) in jobs.iter().enumerate().skip(start).take(chunk) {
-                            mine.push((i, run_one(job)));
-                        }
+                        let (r, bad) = one(&files[i]);
+                        mine.push((i, r, bad));
                     }
                     mine
                 })
             })
             .collect();
         for h in handles {
-            parts.push(h.join().expect("row workers do not panic"));
+            parts.extend(h.join().expect("row workers do not panic"));
         }
     });
-    let mut all: Vec<(usize, RowResult)> = parts.into_iter().flatten().collect();
-    all.sort_by_key(|(i, _)| *i);
-    all.into_iter().map(|(_, r)| r).collect()
+    parts.sort_by_key(|(i, _, _)| *i);
+    let load_errors = parts.iter().filter(|p| p.2).count();
+    RunOutcome {
+        results: parts.into_iter().flat_map(|(_, r, _)| r).collect(),
+        load_errors,
+    }
 }
 
 fn cmd_run(a: &RunArgs, systems: &Systems) -> u8 {
     let threads = a.select.threads.unwrap_or_else(discover::default_threads);
-    let sel = match select(&a.select, systems, threads) {
-        Ok(s) => s,
+    let files = match resolve(&a.select.paths) {
+        Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_BAD_INPUT;
         }
     };
-    let mut results = sel.errors.clone();
-    results.extend(run_rows(
-        &sel.matrices,
-        &|id| wanted(&a.select, id),
-        threads,
-    ));
+    let outcome = run_files(&files, systems, &|id: &str| wanted(&a.select, id), threads);
+    let results = outcome.results;
     if results.is_empty() {
         eprintln!("error: no matrix rows selected: zero rows is a failure, not a pass");
         return EXIT_BAD_INPUT;
@@ -282,7 +304,7 @@ fn cmd_run(a: &RunArgs, systems: &Systems) -> u8 {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let _ = report::write_text(&mut out, &results, a.quiet);
     let _ = out.flush();
-    if !sel.errors.is_empty() {
+    if outcome.load_errors > 0 {
         EXIT_BAD_INPUT
     } else if report::Summary::of(&results).failed > 0 {
         EXIT_FAILED
