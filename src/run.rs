@@ -94,17 +94,16 @@ async fn run_row_async(matrix: &Matrix, row: &Row) -> Observation {
         escalations: escalations.clone(),
         wall_start: crate::policy::retry_after::default_wall_start(),
     };
-    let end = {
-        let fut = matrix.system.run(ctx);
-        tokio::select! {
-            biased;
-            _ = abort.notified() => RunEnd::Aborted,
-            r = tokio::time::timeout(s.budget, fut) => match r {
-                Ok(r) => RunEnd::Returned(r),
-                Err(_) => RunEnd::Hung,
-            },
-        }
+    let mut fut = matrix.system.run(ctx);
+    let end = tokio::select! {
+        biased;
+        _ = abort.notified() => RunEnd::Aborted,
+        r = &mut fut => RunEnd::Returned(r),
+        _ = tokio::time::sleep(s.budget) => RunEnd::Hung,
     };
+    // What the system was waiting on, before dropping it marks calls abandoned.
+    let in_flight = transport.in_flight();
+    drop(fut);
     let returned_at = transport.elapsed();
     if !matches!(end, RunEnd::Aborted) {
         // Keep the clock running: any later call is a failure.
@@ -124,18 +123,9 @@ async fn run_row_async(matrix: &Matrix, row: &Row) -> Observation {
     let report = transport.finish(&route_order);
     let mut failures = report.failures;
     if matches!(end, RunEnd::Hung) {
-        let waiting = report
-            .calls
-            .iter()
-            .rev()
-            .find(|c| c.ended.is_none())
-            .map(|c| {
-                format!(
-                    " while waiting on {} (scripted: {})",
-                    trace::call_label(&c.route, c.attempt),
-                    c.entry
-                )
-            })
+        let waiting = in_flight
+            .last()
+            .map(|w| format!(" while waiting on {w}"))
             .unwrap_or_default();
         failures.push(format!(
             "the system was still running after the row's budget of {}{waiting}: it has no timeout of its own, or waits too long",
@@ -164,7 +154,8 @@ async fn run_row_async(matrix: &Matrix, row: &Row) -> Observation {
     let ending = match &end {
         RunEnd::Returned(Ok(_)) => Ending::Success,
         RunEnd::Returned(Err(_)) => Ending::Failure,
-        _ => Ending::Running,
+        RunEnd::Hung => Ending::Hung,
+        RunEnd::Aborted => Ending::Aborted,
     };
     let body_paths = matrix.body_paths();
     let lines = trace::observe(

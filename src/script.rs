@@ -21,6 +21,8 @@ use crate::transport::{
 pub enum Outcome {
     /// Still in progress (never answered, never abandoned).
     Pending,
+    /// Beyond the script (or the runaway guard): never answered.
+    Unscripted,
     /// A response with this status (for streams: the stream completed).
     Status(u16),
     /// The client gave up before the answer.
@@ -140,6 +142,22 @@ impl Scripted {
         Instant::now() - self.start
     }
 
+    /// Calls not yet answered or abandoned, as `A1 (scripted: timeout)`.
+    pub fn in_flight(&self) -> Vec<String> {
+        lock(&self.state)
+            .calls
+            .iter()
+            .filter(|c| c.ended.is_none())
+            .map(|c| {
+                format!(
+                    "{} (scripted: {})",
+                    crate::trace::call_label(&c.route, c.attempt),
+                    c.entry
+                )
+            })
+            .collect()
+    }
+
     /// Records a harness failure from outside the transport.
     pub fn fail(&self, message: String) {
         lock(&self.state).failures.push(message);
@@ -192,7 +210,10 @@ impl Scripted {
     fn set_end(&self, idx: usize, outcome: Option<Outcome>) {
         let now = self.elapsed();
         let mut st = lock(&self.state);
-        let call = &mut st.calls[idx];
+        // Tasks dropped after the row finished find no record: nothing to do.
+        let Some(call) = st.calls.get_mut(idx) else {
+            return;
+        };
         if call.ended.is_none() {
             call.ended = Some(now);
         }
@@ -329,7 +350,7 @@ impl Transport for Scripted {
             let entry = match served {
                 Served::Stop => {
                     guard.armed = false;
-                    this.set_end(idx, None);
+                    this.set_end(idx, Some(Outcome::Unscripted));
                     this.abort.notify_one();
                     return std::future::pending().await;
                 }
@@ -337,7 +358,9 @@ impl Transport for Scripted {
                     guard.armed = false;
                     {
                         let mut st = lock(&this.state);
-                        st.calls[idx].body = Some(body.clone());
+                        if let Some(c) = st.calls.get_mut(idx) {
+                            c.body = Some(body.clone());
+                        }
                     }
                     this.set_end(idx, Some(Outcome::Status(status)));
                     return Ok(Response {
@@ -395,7 +418,9 @@ impl Transport for Scripted {
                         Some(spec) => {
                             {
                                 let mut st = lock(&this.state);
-                                st.calls[idx].outcome = Outcome::Status(r.status);
+                                if let Some(c) = st.calls.get_mut(idx) {
+                                    c.outcome = Outcome::Status(r.status);
+                                }
                             }
                             let observer = Observer {
                                 t: this.clone(),
@@ -415,7 +440,9 @@ impl Transport for Scripted {
                             let body = r.body.unwrap_or_default();
                             {
                                 let mut st = lock(&this.state);
-                                st.calls[idx].body = Some(body.clone());
+                                if let Some(c) = st.calls.get_mut(idx) {
+                                    c.body = Some(body.clone());
+                                }
                             }
                             this.set_end(idx, Some(Outcome::Status(r.status)));
                             Ok(Response {

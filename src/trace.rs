@@ -34,7 +34,8 @@ pub struct ObservedLine {
     pub outcome: String,
     /// Normalized code, `None` for success.
     pub code: Option<String>,
-    /// `retry`, `switch`, `return`, `fail`, or `hung` when the system never returned.
+    /// `retry`, `switch`, `return`, `fail`; `hung` or `aborted` when the
+    /// system never returned.
     pub decision: String,
     /// Wait before the next call, when there is one.
     pub wait: Option<Duration>,
@@ -52,6 +53,7 @@ pub struct ObservedLine {
 pub fn outcome_token(o: &Outcome) -> String {
     match o {
         Outcome::Pending => "unanswered".into(),
+        Outcome::Unscripted => "unscripted".into(),
         Outcome::Status(s) => s.to_string(),
         Outcome::Timeout => "timeout".into(),
         Outcome::Reset => "reset".into(),
@@ -67,8 +69,10 @@ pub enum Ending {
     Success,
     /// The system returned an error.
     Failure,
-    /// The system did not return (hung or aborted).
-    Running,
+    /// The system was still running when the row's budget ran out.
+    Hung,
+    /// The harness stopped the system (extra call, runaway).
+    Aborted,
 }
 
 /// Builds observed lines from call records.
@@ -84,7 +88,7 @@ pub fn observe(
         let late = returned_at.is_some_and(|r| c.started > r);
         let next = calls.get(i + 1);
         let code = match &c.outcome {
-            Outcome::Pending => None,
+            Outcome::Pending | Outcome::Unscripted => None,
             Outcome::Status(s) => registry
                 .classify(
                     Observed::Response {
@@ -122,7 +126,8 @@ pub fn observe(
                 let d = match ending {
                     Ending::Success => "return",
                     Ending::Failure => "fail",
-                    Ending::Running => "hung",
+                    Ending::Hung => "hung",
+                    Ending::Aborted => "aborted",
                 };
                 (d.to_string(), None)
             }
@@ -278,7 +283,14 @@ pub fn parse_line(text: &str, routes: &[String]) -> Result<ExpectedLine, String>
 }
 
 /// Outcome words other than a status.
-pub const OUTCOMES: [&str; 5] = ["timeout", "reset", "malformed", "broken", "unanswered"];
+pub const OUTCOMES: [&str; 6] = [
+    "timeout",
+    "reset",
+    "malformed",
+    "broken",
+    "unanswered",
+    "unscripted",
+];
 
 fn parse_label(label: &str, routes: &[String]) -> Result<(String, u32), String> {
     let (name, num) = match label.split_once('#') {
