@@ -11,7 +11,11 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let usage = "usage: gen_matrices DIR FILES ROWS";
     let dir = PathBuf::from(args.next().expect(usage));
-    let files: usize = args.next().expect(usage).parse().expect("FILES is a number");
+    let files: usize = args
+        .next()
+        .expect(usage)
+        .parse()
+        .expect("FILES is a number");
     let rows: usize = args.next().expect(usage).parse().expect("ROWS is a number");
     std::fs::create_dir_all(&dir).expect("create the output directory");
     for f in 0..files {
@@ -24,5 +28,9 @@ fn main() {
         }
         std::fs::write(dir.join(format!("m{f:04}.yaml")), s).expect("write a matrix file");
     }
-    println!("wrote {} rows in {files} files under {}", files * rows, dir.display());
+    println!(
+        "wrote {} rows in {files} files under {}",
+        files * rows,
+        dir.display()
+    );
 }

@@ -517,3 +517,33 @@ fn cli_list_prints_row_ids_and_globs_select_files() {
         "matrices/a/good.yaml::ok row\nmatrices/a/good.yaml::skipped row\n"
     );
 }
+
+// ------------------------------------------------------- the README example
+
+/// The failure shown in the README is the real output for a client that
+/// waits 2 s where the seed matrix expects 1 s.
+#[test]
+fn the_readme_failure_example_is_real_output() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let after = readme
+        .split("If the client waited 2 s instead of 1 s, the test fails with:")
+        .nth(1)
+        .expect("README shows a failure example");
+    let block = after
+        .split("```text\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a text block follows");
+    let seed = std::fs::read_to_string("matrices/seed-fallback.yaml").unwrap();
+    let slow = seed.replace("backoff: { initial: 1s", "backoff: { initial: 2s");
+    assert_ne!(seed, slow, "the seed matrix sets initial: 1s");
+    let m = load_text("matrices/seed-fallback.yaml", &slow, None, &Systems::new()).unwrap();
+    let row = m
+        .rows
+        .iter()
+        .find(|r| r.name == "503 twice on A then B succeeds")
+        .unwrap();
+    let obs = faultmatrix::run::run_row(&m, row);
+    let msg = faultmatrix::compare::check(&m, row, &obs).unwrap_err();
+    assert_eq!(msg, block);
+}
