@@ -4,6 +4,9 @@
 //! `FAULTMATRIX_MATRICES=DIR` points the harness at another tree (the
 //! benchmark uses it).
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let root = std::env::var("FAULTMATRIX_MATRICES").unwrap_or_else(|_| "matrices".into());
     faultmatrix::harness::Harness::new(root).run();

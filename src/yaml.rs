@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::Marker;
 
@@ -91,6 +92,10 @@ pub fn parse_value(text: &str) -> Result<Value, YamlError> {
 
 /// Deserializes one node, reporting the path of the first error inside it.
 pub fn from_value<T: DeserializeOwned>(value: &Value, base: &[Seg]) -> Result<T, YamlError> {
+    // Fast path without path tracking; on error, deserialize again to learn where.
+    if let Ok(t) = T::deserialize(value) {
+        return Ok(t);
+    }
     serde_path_to_error::deserialize(value).map_err(|e| {
         let mut path = base.to_vec();
         for seg in e.path().iter() {
