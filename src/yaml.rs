@@ -9,7 +9,6 @@
 use std::collections::HashMap;
 
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::Marker;
 
