@@ -215,10 +215,24 @@ pub fn check(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(), String
 
     // The contract for terminal codes holds for every system.
     if stop == "terminal" {
-        let calls = obs.calls.len();
+        // The terminal code gets exactly one call; transient answers before
+        // it (503 then 401) are ordinary retries.
+        let code = match &obs.end {
+            RunEnd::Returned(Err(e)) => e.code.as_deref(),
+            _ => None,
+        };
+        let calls = match code {
+            Some(c) => obs
+                .lines
+                .iter()
+                .filter(|l| l.code.as_deref() == Some(c))
+                .count(),
+            None => obs.calls.len(),
+        };
         if calls != 1 {
+            let with = code.map(|c| format!(" answered {c}")).unwrap_or_default();
             problems.push(format!(
-                "terminal stop: expected exactly 1 call, observed {calls}"
+                "terminal stop: expected exactly 1 call{with}, observed {calls}"
             ));
         }
         let esc = obs.escalations.len();

@@ -34,13 +34,28 @@ pub enum AboveCap {
     Refuse,
 }
 
-/// One route.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One route (an upstream), in fallback order.
+#[derive(Debug, Clone, PartialEq)]
 pub struct RouteConfig {
-    /// Name used in scripts and traces.
+    /// Name used in scripts and traces (and handed to the transport).
     pub name: String,
-    /// Calls allowed on the route, including the first.
+    /// Calls allowed on the route, including the first (at least 1).
     pub attempts: u32,
+    /// This route's own backoff, when it differs from the policy's
+    /// (`None`: the policy's [`Policy::backoff`]).
+    pub backoff: Option<Backoff>,
+}
+
+impl RouteConfig {
+    /// A route with this many attempts (the first call included) and the
+    /// policy's backoff.
+    pub fn new(name: impl Into<String>, attempts: u32) -> Self {
+        Self {
+            name: name.into(),
+            attempts,
+            backoff: None,
+        }
+    }
 }
 
 /// Backoff settings.
@@ -88,43 +103,67 @@ impl Default for RetryAfter {
     }
 }
 
-/// The reference system's whole configuration.
+/// The reference system's whole configuration: the `policy:` block of a
+/// matrix, or a value a service builds in code.
+///
+/// Every field has a default (see [`Policy::default`] and
+/// `docs/configuration.md`); in code, override what you need:
+///
+/// ```
+/// use std::time::Duration;
+/// use faultmatrix::policy::{Policy, RouteConfig};
+///
+/// let policy = Policy {
+///     routes: vec![RouteConfig::new("primary", 2), RouteConfig::new("backup", 2)],
+///     deadline: Some(Duration::from_secs(30)),
+///     ..Policy::default()
+/// };
+/// assert_eq!(policy.attempt_timeout, Duration::from_secs(60));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
-    /// Routes in fallback order.
+    /// Routes in fallback order (default: one route `A` with 3 attempts).
     pub routes: Vec<RouteConfig>,
-    /// Backoff.
+    /// Backoff between attempts on one route (a route may override it).
     pub backoff: Backoff,
-    /// Deadline shared by all routes.
+    /// Deadline shared by all routes, from the start of the run (default:
+    /// none). A caller's [`Invocation`](super::Invocation) deadline wins.
     pub deadline: Option<Duration>,
-    /// Per-attempt timeout (capped by what is left of the deadline).
+    /// Per-attempt timeout (default 60s), capped by what is left of the
+    /// deadline. It bounds the wait for a response head, and for each
+    /// stream event.
     pub attempt_timeout: Duration,
-    /// Delay before the first call on the next route.
+    /// Delay before the first call on the next route (default 0), separate
+    /// from backoff.
     pub switch_delay: Duration,
-    /// Server guidance.
+    /// Server guidance (`Retry-After`, `retry-after-ms`).
     pub retry_after: RetryAfter,
-    /// JSON paths in error bodies that name a code.
+    /// JSON paths in error bodies that name a code, tried in order
+    /// (default: empty, meaning `error.code`, `error.type`, `code`).
     pub body_paths: Vec<String>,
-    /// Retry timeouts of create requests that carry no idempotency key
-    /// (unsafe; exists to demonstrate duplicates).
+    /// Codes that move to the next route at once instead of retrying or
+    /// failing (default `None`: the registry's codes marked `switch: true`,
+    /// such as `MODEL_UNAVAILABLE`). A terminal code not listed fails.
+    pub switch_on: Option<Vec<String>>,
+    /// Retry create requests whose outcome is unknown (timeout, reset,
+    /// malformed response) even without an idempotency key (default false:
+    /// unsafe, it exists to show the duplicates it causes).
     pub retry_creates_without_key: bool,
-    /// Escalate failed runs (default true).
+    /// Report failed runs to the escalation sink (default true).
     pub escalate: bool,
 }
 
 impl Default for Policy {
     fn default() -> Self {
         Self {
-            routes: vec![RouteConfig {
-                name: "A".into(),
-                attempts: 3,
-            }],
+            routes: vec![RouteConfig::new("A", 3)],
             backoff: Backoff::default(),
             deadline: None,
             attempt_timeout: Duration::from_secs(60),
             switch_delay: Duration::ZERO,
             retry_after: RetryAfter::default(),
             body_paths: Vec::new(),
+            switch_on: None,
             retry_creates_without_key: false,
             escalate: true,
         }
@@ -149,6 +188,8 @@ struct RawPolicy {
     #[serde(default)]
     body_paths: Option<Vec<String>>,
     #[serde(default)]
+    switch_on: Option<Vec<String>>,
+    #[serde(default)]
     retry_creates_without_key: Option<bool>,
     #[serde(default)]
     escalate: Option<bool>,
@@ -160,6 +201,8 @@ struct RawRoute {
     name: String,
     #[serde(default)]
     attempts: Option<u32>,
+    #[serde(default)]
+    backoff: Option<RawBackoff>,
 }
 
 #[derive(Deserialize)]
@@ -194,94 +237,147 @@ fn err(path: Vec<Seg>, message: String) -> YamlError {
     }
 }
 
+fn key(s: &str) -> Seg {
+    Seg::Key(s.to_string())
+}
+
+fn child(path: &[Seg], seg: Seg) -> Vec<Seg> {
+    let mut p = path.to_vec();
+    p.push(seg);
+    p
+}
+
+/// `base` with the fields `raw` gives; problems go to `errors`.
+fn merge_backoff(
+    base: &Backoff,
+    raw: RawBackoff,
+    path: &[Seg],
+    errors: &mut Vec<YamlError>,
+) -> Backoff {
+    let b = Backoff {
+        initial: raw.initial.map_or(base.initial, |d| d.0),
+        factor: raw.factor.unwrap_or(base.factor),
+        cap: raw.cap.map_or(base.cap, |d| d.0),
+        jitter: raw.jitter.unwrap_or(base.jitter),
+    };
+    if !(b.factor.is_finite() && b.factor >= 1.0) {
+        errors.push(err(
+            child(path, key("factor")),
+            format!("`factor` is {}: expected a number of at least 1", b.factor),
+        ));
+    }
+    if b.cap < b.initial {
+        errors.push(err(
+            child(path, key("cap")),
+            format!(
+                "`cap` ({}) is below `initial` ({}): every delay would be the cap",
+                crate::duration::format(b.cap),
+                crate::duration::format(b.initial)
+            ),
+        ));
+    }
+    b
+}
+
 impl Policy {
-    /// Parses a `policy:` block (`Value::Null` gives the defaults).
+    /// Parses policy YAML text (the contents of a `policy:` block), for a
+    /// service that keeps its retry configuration in a file. Errors name
+    /// the key (`policy.backoff.factor: ...`), one per line.
+    pub fn from_yaml_str(text: &str) -> Result<Policy, String> {
+        let value = yaml::parse_value(text).map_err(|e| e.message)?;
+        Policy::from_value(&value).map_err(|errors| {
+            errors
+                .iter()
+                .map(|e| format!("{}: {}", yaml::path_text(&e.path), e.message))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+    }
+
+    /// The backoff that applies on a route.
+    pub fn backoff_for<'a>(&'a self, route: &'a RouteConfig) -> &'a Backoff {
+        route.backoff.as_ref().unwrap_or(&self.backoff)
+    }
+
+    /// Parses a `policy:` block (`Value::Null` gives the defaults). Every
+    /// problem is reported, each with the path of the key in error.
     pub fn from_value(value: &Value) -> Result<Policy, Vec<YamlError>> {
-        let base = vec![Seg::Key("policy".into())];
+        let base = vec![key("policy")];
         if value.is_null() {
             return Ok(Policy::default());
         }
         let raw: RawPolicy = yaml::from_value(value, &base).map_err(|e| vec![e])?;
         let d = Policy::default();
         let mut errors = Vec::new();
-        let at = |segs: &[&str]| {
-            let mut p = base.clone();
-            p.extend(segs.iter().map(|s| Seg::Key((*s).to_string())));
-            p
+        let at = |k: &str| child(&base, key(k));
+        let backoff = match raw.backoff {
+            Some(b) => merge_backoff(&d.backoff, b, &at("backoff"), &mut errors),
+            None => d.backoff.clone(),
         };
         let routes = match raw.routes {
             None => d.routes,
             Some(rs) => {
                 if rs.is_empty() {
                     errors.push(err(
-                        at(&["routes"]),
+                        at("routes"),
                         "`routes` is empty: a policy needs at least one route".into(),
                     ));
                 }
                 let mut out: Vec<RouteConfig> = Vec::new();
                 for (i, r) in rs.into_iter().enumerate() {
-                    let mut p = at(&["routes"]);
-                    p.push(Seg::Index(i));
+                    let p = child(&at("routes"), Seg::Index(i));
                     if out.iter().any(|o| o.name == r.name) {
-                        let mut pn = p.clone();
-                        pn.push(Seg::Key("name".into()));
-                        errors.push(err(pn, format!("route `{}` is declared twice", r.name)));
+                        errors.push(err(
+                            child(&p, key("name")),
+                            format!("route `{}` is declared twice", r.name),
+                        ));
                     }
                     if r.name.is_empty() || r.name.contains(char::is_whitespace) {
-                        let mut pn = p.clone();
-                        pn.push(Seg::Key("name".into()));
-                        errors.push(err(pn, format!("route name `{}` must be one word", r.name)));
+                        errors.push(err(
+                            child(&p, key("name")),
+                            format!("route name `{}` must be one word", r.name),
+                        ));
                     }
                     let attempts = r.attempts.unwrap_or(3);
                     if attempts == 0 {
-                        p.push(Seg::Key("attempts".into()));
                         errors.push(err(
-                            p,
+                            child(&p, key("attempts")),
                             "`attempts` is 0: it counts the first call, so it is at least 1".into(),
                         ));
                     }
+                    let own = r.backoff.map(|b| {
+                        merge_backoff(&backoff, b, &child(&p, key("backoff")), &mut errors)
+                    });
                     out.push(RouteConfig {
                         name: r.name,
                         attempts,
+                        backoff: own,
                     });
                 }
                 out
             }
         };
-        let mut backoff = d.backoff;
-        if let Some(b) = raw.backoff {
-            backoff.initial = b.initial.map_or(backoff.initial, |d| d.0);
-            backoff.factor = b.factor.unwrap_or(backoff.factor);
-            backoff.cap = b.cap.map_or(backoff.cap, |d| d.0);
-            backoff.jitter = b.jitter.unwrap_or_default();
-            if !(backoff.factor.is_finite() && backoff.factor >= 1.0) {
-                errors.push(err(
-                    at(&["backoff", "factor"]),
-                    format!(
-                        "`factor` is {}: expected a number of at least 1",
-                        backoff.factor
-                    ),
-                ));
-            }
-            if backoff.cap < backoff.initial {
-                errors.push(err(
-                    at(&["backoff", "cap"]),
-                    "`cap` is below `initial`: every delay would be the cap".into(),
-                ));
-            }
-        }
         let mut retry_after = d.retry_after;
         if let Some(r) = raw.retry_after {
-            retry_after.honor = r.honor.unwrap_or(true);
+            retry_after.honor = r.honor.unwrap_or(retry_after.honor);
             retry_after.cap = r.cap.map_or(retry_after.cap, |d| d.0);
-            retry_after.above_cap = r.above_cap.unwrap_or_default();
+            retry_after.above_cap = r.above_cap.unwrap_or(retry_after.above_cap);
         }
         let attempt_timeout = raw.attempt_timeout.map_or(d.attempt_timeout, |d| d.0);
         if attempt_timeout.is_zero() {
             errors.push(err(
-                at(&["attempt_timeout"]),
+                at("attempt_timeout"),
                 "`attempt_timeout` is 0: no call could ever complete".into(),
             ));
+        }
+        let body_paths = raw.body_paths.unwrap_or_default();
+        for (i, bp) in body_paths.iter().enumerate() {
+            if bp.is_empty() || bp.split('.').any(str::is_empty) {
+                errors.push(err(
+                    child(&at("body_paths"), Seg::Index(i)),
+                    format!("body path `{bp}` is not a dotted path such as `error.code`"),
+                ));
+            }
         }
         if !errors.is_empty() {
             return Err(errors);
@@ -291,11 +387,14 @@ impl Policy {
             backoff,
             deadline: raw.deadline.map(|d| d.0),
             attempt_timeout,
-            switch_delay: raw.switch_delay.map_or(Duration::ZERO, |d| d.0),
+            switch_delay: raw.switch_delay.map_or(d.switch_delay, |d| d.0),
             retry_after,
-            body_paths: raw.body_paths.unwrap_or_default(),
-            retry_creates_without_key: raw.retry_creates_without_key.unwrap_or(false),
-            escalate: raw.escalate.unwrap_or(true),
+            body_paths,
+            switch_on: raw.switch_on,
+            retry_creates_without_key: raw
+                .retry_creates_without_key
+                .unwrap_or(d.retry_creates_without_key),
+            escalate: raw.escalate.unwrap_or(d.escalate),
         })
     }
 }

@@ -3,7 +3,24 @@
 //! classification by status and body, a shared deadline, per-attempt
 //! timeouts, idempotency rules, a replay guard for streams, and exactly one
 //! escalation per failed run.
+//!
+//! The decision after a failed attempt, in order:
+//!
+//! 1. output was already delivered (a stream broke or stalled part-way):
+//!    stop `partial-output`, never replay;
+//! 2. the code is neither retryable nor a switch code: stop `terminal` at
+//!    once, no backoff computed, no timer scheduled;
+//! 3. the outcome is unknown (timeout, reset, malformed) on a create request
+//!    without an idempotency key: stop `not-idempotent`;
+//! 4. a switch code (`switch_on`): go to the next route;
+//! 5. the route's budget is spent: go to the next route (none left: stop
+//!    `exhausted`);
+//! 6. otherwise wait `max(backoff, guidance)` (guidance above the cap is
+//!    clamped or refused), unless the wait would reach the deadline (stop
+//!    `deadline`), and call the same route again.
 
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -12,32 +29,126 @@ use tokio::time::Instant;
 use super::backoff::Schedule;
 use super::config::{AboveCap, Policy};
 use super::retry_after;
-use crate::model::{RequestSpec, SseItem};
+use crate::model::{JitterInput, RequestSpec, SseItem};
 use crate::registry::{Classified, Observed, Registry};
 use crate::system::{
     AttemptNote, Escalation, EscalationSink, FinalError, JitterSource, Success, SystemResult,
 };
 use crate::transport::{Body, Request, Transport, TransportError};
 
-/// One logical request handed to the controller.
+/// Longest route name, code or request id a [`FinalError`] repeats; longer
+/// ones are cut (with `...`), so the error stays bounded whatever the input.
+pub const MAX_FIELD_LEN: usize = 64;
+
+/// Receives stream data as it arrives, so a service can forward tokens
+/// while the controller keeps the replay guard.
+pub type OutputSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
+
+/// One logical request handed to [`Controller::execute`].
+///
+/// Build it with [`Invocation::new`] and adjust what you need:
+///
+/// ```
+/// # use faultmatrix::policy::Invocation;
+/// # use faultmatrix::model::{JitterInput, RequestSpec};
+/// # use faultmatrix::system::{EscalationSink, JitterSource};
+/// # use faultmatrix::transport::{BoxFuture, Request, Response, Transport, TransportError};
+/// # struct Never;
+/// # impl Transport for Never {
+/// #     fn call(&self, _r: Request) -> BoxFuture<'static, Result<Response, TransportError>> {
+/// #         Box::pin(std::future::pending())
+/// #     }
+/// # }
+/// let request = RequestSpec { create: true, idempotency_key: true, ..RequestSpec::default() };
+/// let sink = EscalationSink::default();
+/// let inv = Invocation::new(&Never, &request, "req-42")
+///     .deadline(std::time::Duration::from_secs(10))
+///     .jitter(JitterSource::new(&JitterInput::Seed(1)))
+///     .escalations(sink.clone());
+/// # drop(inv);
+/// ```
 pub struct Invocation<'a> {
-    /// Where calls go.
-    pub transport: &'a dyn Transport,
-    /// What to send.
-    pub request: &'a RequestSpec,
-    /// The logical request's id (sent with every attempt).
-    pub request_id: &'a str,
-    /// Overrides the policy's deadline.
-    pub deadline: Option<Duration>,
-    /// Jitter draws.
-    pub jitter: &'a JitterSource,
-    /// Escalation sink.
-    pub escalations: &'a EscalationSink,
-    /// Wall-clock time when the invocation starts (for HTTP-date guidance).
-    pub wall_start: SystemTime,
+    transport: &'a dyn Transport,
+    request: &'a RequestSpec,
+    request_id: &'a str,
+    deadline: Option<Duration>,
+    jitter: JitterSource,
+    escalations: EscalationSink,
+    wall_start: SystemTime,
+    on_output: Option<OutputSink<'a>>,
 }
 
-/// The controller. Cheap to share; holds no per-request state.
+impl<'a> Invocation<'a> {
+    /// A request `request_id` (sent with every attempt and kept in the final
+    /// error) through `transport`. Defaults: the policy's deadline, jitter
+    /// from a random seed, a fresh escalation sink (read it back with
+    /// [`Invocation::escalations`] before executing if you need it), the
+    /// wall clock's now for `Retry-After` dates, no output sink.
+    pub fn new(
+        transport: &'a dyn Transport,
+        request: &'a RequestSpec,
+        request_id: &'a str,
+    ) -> Self {
+        let mut h = RandomState::new().build_hasher();
+        h.write(request_id.as_bytes());
+        Self {
+            transport,
+            request,
+            request_id,
+            deadline: None,
+            jitter: JitterSource::new(&JitterInput::Seed(h.finish())),
+            escalations: EscalationSink::default(),
+            wall_start: SystemTime::now(),
+            on_output: None,
+        }
+    }
+
+    /// A deadline for this request, replacing the policy's.
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// Like [`Invocation::deadline`], `None` keeping the policy's.
+    pub fn deadline_opt(mut self, deadline: Option<Duration>) -> Self {
+        if deadline.is_some() {
+            self.deadline = deadline;
+        }
+        self
+    }
+
+    /// Where jitter draws come from (a seed or explicit draws make waits
+    /// reproducible).
+    pub fn jitter(mut self, jitter: JitterSource) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// Where the one escalation event of a failed run goes (a clone shares
+    /// the events).
+    pub fn escalations(mut self, sink: EscalationSink) -> Self {
+        self.escalations = sink;
+        self
+    }
+
+    /// The wall-clock time at the start, against which `Retry-After`
+    /// HTTP-dates are read (it advances with the clock the controller runs
+    /// on).
+    pub fn wall_start(mut self, at: SystemTime) -> Self {
+        self.wall_start = at;
+        self
+    }
+
+    /// Receives each stream data event as it arrives.
+    pub fn on_output(mut self, sink: OutputSink<'a>) -> Self {
+        self.on_output = Some(sink);
+        self
+    }
+}
+
+/// The controller: a [`Policy`] and a reason-code [`Registry`]. Cheap to
+/// clone and share; it holds no per-request state, so one controller serves
+/// any number of concurrent [`Controller::execute`] calls.
 #[derive(Debug, Clone)]
 pub struct Controller {
     policy: Policy,
@@ -49,13 +160,28 @@ enum Attempt {
     Failed {
         code: Classified,
         guidance: Option<Duration>,
-        timeout: bool,
+        /// The request may or may not have taken effect.
+        ambiguous: bool,
+        /// Output reached the caller before the failure.
         partial: bool,
     },
 }
 
+/// Cuts `s` to [`MAX_FIELD_LEN`] bytes (on a char boundary).
+fn clip(s: &str) -> String {
+    if s.len() <= MAX_FIELD_LEN {
+        return s.to_string();
+    }
+    let mut end = MAX_FIELD_LEN - 3;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
 impl Controller {
-    /// A controller for this policy and registry.
+    /// A controller for this policy and registry
+    /// ([`Registry::builtin`] is the default registry).
     pub fn new(policy: Policy, registry: Arc<Registry>) -> Self {
         Self { policy, registry }
     }
@@ -65,7 +191,22 @@ impl Controller {
         &self.policy
     }
 
-    /// Runs one logical request to success or a final error.
+    /// The registry.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// Whether a failure with this code moves to the next route at once.
+    fn switches(&self, code: &str) -> bool {
+        match &self.policy.switch_on {
+            Some(list) => list.iter().any(|c| c == code),
+            None => self.registry.get(code).is_some_and(|d| d.switch),
+        }
+    }
+
+    /// Runs one logical request to success or a final error. It sleeps on
+    /// the tokio clock, so under a paused clock every wait is exact and
+    /// instant.
     pub async fn execute(&self, inv: Invocation<'_>) -> SystemResult {
         let p = &self.policy;
         let start = Instant::now();
@@ -77,13 +218,13 @@ impl Controller {
         let mut error = FinalError {
             stop: String::new(),
             code: None,
-            request_id: Some(inv.request_id.to_string()),
+            request_id: Some(clip(inv.request_id)),
             attempts: Vec::new(),
             omitted: 0,
         };
         let fail = |mut error: FinalError, stop: &str, code: Option<String>| {
             error.stop = stop.to_string();
-            error.code = code.clone();
+            error.code = code.as_deref().map(clip);
             if p.escalate {
                 let to = code
                     .as_deref()
@@ -104,11 +245,10 @@ impl Controller {
                 }
                 tokio::time::sleep(p.switch_delay).await;
             }
-            let mut schedule = Schedule::new(&p.backoff);
+            let mut schedule = Schedule::new(p.backoff_for(route));
             let mut attempt = 0u32;
             loop {
-                let now = Instant::now();
-                let left = deadline.map(|dl| dl.saturating_duration_since(now));
+                let left = deadline.map(|dl| dl.saturating_duration_since(Instant::now()));
                 if left.is_some_and(|l| l.is_zero()) {
                     return fail(error, "deadline", last_code);
                 }
@@ -124,12 +264,8 @@ impl Controller {
                     routing: inv.request.routing.clone(),
                     headers: vec![("x-retry-count".into(), (attempt - 1).to_string())],
                 };
-                let per_attempt = left.map_or(p.attempt_timeout, |l| l.min(p.attempt_timeout));
-                let wall_now = inv.wall_start + (Instant::now() - start);
-                let outcome = self
-                    .attempt(inv.transport, request, per_attempt, wall_now)
-                    .await;
-                let (code, guidance, timeout, partial) = match outcome {
+                let outcome = self.attempt(&inv, request, deadline, start).await;
+                let (code, guidance, ambiguous, partial) = match outcome {
                     Attempt::Success(output) => {
                         return Ok(Success {
                             route: Some(route.name.clone()),
@@ -139,40 +275,38 @@ impl Controller {
                     Attempt::Failed {
                         code,
                         guidance,
-                        timeout,
+                        ambiguous,
                         partial,
-                    } => (code, guidance, timeout, partial),
+                    } => (code, guidance, ambiguous, partial),
                 };
                 error.push_attempt(AttemptNote {
-                    route: route.name.clone(),
+                    route: clip(&route.name),
                     attempt,
-                    code: code.code.clone(),
+                    code: clip(&code.code),
                 });
                 last_code = Some(code.code.clone());
                 if partial {
                     return fail(error, "partial-output", last_code);
                 }
-                let def = if code.known {
-                    self.registry.get(&code.code)
-                } else {
-                    None
-                };
-                let Some(def) = def.filter(|d| d.retryable || d.switch) else {
-                    // Terminal: fail fast, no backoff computed.
+                let def = code.known.then(|| self.registry.get(&code.code)).flatten();
+                let switch = self.switches(&code.code);
+                let retryable = def.is_some_and(|d| d.retryable);
+                if !switch && !retryable {
+                    // Terminal: fail fast, no backoff computed or scheduled.
                     return fail(error, "terminal", last_code);
-                };
-                if timeout
+                }
+                if ambiguous
                     && inv.request.create
                     && idem_key.is_none()
                     && !p.retry_creates_without_key
                 {
                     return fail(error, "not-idempotent", last_code);
                 }
-                if !def.retryable {
-                    break; // switch to the next route
+                if switch {
+                    break;
                 }
                 let budget = def
-                    .max_attempts
+                    .and_then(|d| d.max_attempts)
                     .map_or(route.attempts, |m| m.min(route.attempts));
                 if attempt >= budget {
                     break;
@@ -189,7 +323,9 @@ impl Controller {
                         wait = wait.max(g);
                     }
                 }
-                if deadline.is_some_and(|dl| Instant::now() + wait >= dl) {
+                if deadline
+                    .is_some_and(|dl| Instant::now().checked_add(wait).is_none_or(|end| end >= dl))
+                {
                     return fail(error, "deadline", last_code);
                 }
                 tokio::time::sleep(wait).await;
@@ -198,29 +334,39 @@ impl Controller {
         fail(error, "exhausted", last_code)
     }
 
+    /// What is left before `deadline`, capped by the per-attempt timeout.
+    fn limit(&self, deadline: Option<Instant>) -> Duration {
+        let t = self.policy.attempt_timeout;
+        deadline.map_or(t, |dl| t.min(dl.saturating_duration_since(Instant::now())))
+    }
+
     async fn attempt(
         &self,
-        transport: &dyn Transport,
+        inv: &Invocation<'_>,
         request: Request,
-        limit: Duration,
-        wall_now: SystemTime,
+        deadline: Option<Instant>,
+        start: Instant,
     ) -> Attempt {
         let paths = &self.policy.body_paths;
-        let failed = |obs: Observed<'_>, guidance, timeout, partial| Attempt::Failed {
+        let failed = |obs: Observed<'_>, guidance, ambiguous, partial| Attempt::Failed {
             code: self.registry.classify(obs, paths).unwrap_or(Classified {
                 code: "STREAM_BROKEN".into(),
                 known: false,
             }),
             guidance,
-            timeout,
+            ambiguous,
             partial,
         };
-        let response = match tokio::time::timeout(limit, transport.call(request)).await {
+        let limit = self.limit(deadline);
+        let response = match tokio::time::timeout(limit, inv.transport.call(request)).await {
             Err(_) => return failed(Observed::Timeout, None, true, false),
-            Ok(Err(TransportError::Reset)) => return failed(Observed::Reset, None, false, false),
-            Ok(Err(_)) => return failed(Observed::Malformed, None, false, false),
+            Ok(Err(TransportError::Reset)) => return failed(Observed::Reset, None, true, false),
+            Ok(Err(_)) => return failed(Observed::Malformed, None, true, false),
             Ok(Ok(r)) => r,
         };
+        // HTTP-dates are read against the virtual wall clock when the
+        // answer arrives, not when the call started.
+        let wall_now = inv.wall_start + (Instant::now() - start);
         let guidance = retry_after::guidance(
             response
                 .headers
@@ -237,11 +383,11 @@ impl Controller {
                 },
                 paths,
             ) {
-                None => Attempt::Success(None),
+                None => Attempt::Success(Some(text)),
                 Some(code) => Attempt::Failed {
                     code,
                     guidance,
-                    timeout: false,
+                    ambiguous: false,
                     partial: false,
                 },
             },
@@ -256,14 +402,22 @@ impl Controller {
                 }
                 let mut output = String::new();
                 let mut delivered = false;
-                while let Some(item) = stream.next().await {
-                    match item {
-                        Ok(SseItem::Comment(_)) => {}
-                        Ok(SseItem::Event { data, .. }) => {
+                loop {
+                    // Each event must come within the attempt timeout, and
+                    // the whole stream within the deadline.
+                    let next = tokio::time::timeout(self.limit(deadline), stream.next()).await;
+                    match next {
+                        Err(_) => return failed(Observed::Timeout, None, true, delivered),
+                        Ok(None) => break,
+                        Ok(Some(Ok(SseItem::Comment(_)))) => {}
+                        Ok(Some(Ok(SseItem::Event { data, .. }))) => {
                             delivered = true;
+                            if let Some(sink) = inv.on_output {
+                                sink(&data);
+                            }
                             output.push_str(&data);
                         }
-                        Err(_) => return failed(Observed::Broken, None, false, delivered),
+                        Ok(Some(Err(_))) => return failed(Observed::Broken, None, true, delivered),
                     }
                 }
                 Attempt::Success(Some(output))

@@ -37,7 +37,9 @@ fn parse_millis(v: &str) -> Option<Duration> {
 pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let v = value.trim();
     if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
-        return v.parse::<u64>().ok().map(Duration::from_secs);
+        // delay-seconds; a value too large for u64 is still "very long"
+        // (above any cap), not unparseable.
+        return Some(Duration::from_secs(v.parse::<u64>().unwrap_or(u64::MAX)));
     }
     let at = parse_http_date(v, now)?;
     at.duration_since(now).ok().filter(|d| !d.is_zero())
@@ -221,6 +223,12 @@ mod tests {
     #[test]
     fn seconds_and_edges() {
         assert_eq!(parse_retry_after("2", now()), Some(Duration::from_secs(2)));
+        assert_eq!(
+            parse_retry_after("99999999999999999999999", now()),
+            Some(Duration::from_secs(u64::MAX))
+        );
+        assert_eq!(parse_retry_after("1.5", now()), None);
+        assert_eq!(parse_retry_after("", now()), None);
         assert_eq!(parse_retry_after("-2", now()), None);
         assert_eq!(parse_retry_after("soon", now()), None);
         assert_eq!(
