@@ -398,3 +398,64 @@ impl Policy {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn route_backoff_inherits_what_it_does_not_set() {
+        let p = Policy::from_yaml_str(
+            "backoff: {initial: 2s, cap: 20s}\nroutes: [{name: A}, {name: B, backoff: {jitter: full}}]",
+        )
+        .unwrap();
+        assert_eq!(p.backoff_for(&p.routes[0]), &p.backoff);
+        let b = p.backoff_for(&p.routes[1]);
+        assert_eq!(
+            (b.initial, b.cap, b.factor, b.jitter),
+            (
+                Duration::from_secs(2),
+                Duration::from_secs(20),
+                2.0,
+                Jitter::Full
+            )
+        );
+        assert_eq!(p.routes[0].attempts, 3);
+    }
+
+    #[test]
+    fn defaults_hold_when_keys_are_absent() {
+        let p = Policy::from_yaml_str("retry_after: {cap: 5s}").unwrap();
+        let d = Policy::default();
+        assert!(p.retry_after.honor);
+        assert_eq!(p.retry_after.above_cap, AboveCap::Clamp);
+        assert_eq!(p.retry_after.cap, Duration::from_secs(5));
+        assert_eq!(
+            (p.switch_delay, p.attempt_timeout, p.escalate),
+            (Duration::ZERO, Duration::from_secs(60), true)
+        );
+        assert_eq!(p.switch_on, None);
+        assert_eq!(p.routes, d.routes);
+        assert_eq!(Policy::from_value(&Value::Null).unwrap(), d);
+    }
+
+    #[test]
+    fn every_problem_is_reported_with_its_key() {
+        let e = Policy::from_yaml_str(
+            "routes: [{name: A, attempts: 0, backoff: {initial: 9s, cap: 1s}}, {name: A}]\nbackoff: {factor: 0.5}\nattempt_timeout: 0s\nbody_paths: [error..code]",
+        )
+        .unwrap_err();
+        for want in [
+            "policy.routes[0].attempts: `attempts` is 0",
+            "policy.routes[0].backoff.cap: `cap` (1s) is below `initial` (9s)",
+            "policy.routes[1].name: route `A` is declared twice",
+            "policy.backoff.factor: `factor` is 0.5",
+            "policy.attempt_timeout: `attempt_timeout` is 0",
+            "policy.body_paths[0]: body path `error..code`",
+        ] {
+            assert!(e.contains(want), "missing {want:?} in:\n{e}");
+        }
+        let e = Policy::from_yaml_str("backof: {}").unwrap_err();
+        assert!(e.contains("backof"), "{e}");
+    }
+}

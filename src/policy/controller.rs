@@ -425,3 +425,137 @@ impl Controller {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SseItem;
+    use crate::policy::RouteConfig;
+    use crate::transport::{BoxFuture, EventStream, Response};
+    use std::sync::Mutex;
+
+    /// Answers every call with `make(route)`.
+    struct Fixed<F>(F);
+    impl<F> Transport for Fixed<F>
+    where
+        F: Fn(&str) -> Response + Send + Sync,
+    {
+        fn call(&self, req: Request) -> BoxFuture<'static, Result<Response, TransportError>> {
+            let r = (self.0)(&req.route);
+            Box::pin(async move { Ok(r) })
+        }
+    }
+
+    fn run(c: &Controller, t: &dyn Transport, req: &RequestSpec, id: &str) -> SystemResult {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        rt.block_on(c.execute(Invocation::new(t, req, id)))
+    }
+
+    #[test]
+    fn final_error_is_bounded_and_carries_no_body_or_credentials() {
+        let secret = "sk-live-0123456789abcdef";
+        let policy = Policy {
+            routes: (0..10)
+                .map(|i| RouteConfig::new(format!("route-{i}-{}", "x".repeat(100)), 3))
+                .collect(),
+            backoff: crate::policy::Backoff {
+                initial: Duration::from_millis(1),
+                factor: 1.0,
+                cap: Duration::from_millis(1),
+                jitter: crate::policy::Jitter::None,
+            },
+            ..Policy::default()
+        };
+        let c = Controller::new(policy, Registry::builtin());
+        let t = Fixed(move |_: &str| Response {
+            status: 503,
+            headers: vec![("authorization".into(), format!("Bearer {secret}"))],
+            body: Body::Full(format!(r#"{{"error":{{"message":"bad key {secret}"}}}}"#)),
+        });
+        let long_id = "r".repeat(500);
+        let err = run(&c, &t, &RequestSpec::default(), &long_id).unwrap_err();
+        assert_eq!(err.stop, "exhausted");
+        assert_eq!(err.attempts.len(), FinalError::MAX_ATTEMPTS);
+        assert_eq!(err.omitted, 30 - FinalError::MAX_ATTEMPTS);
+        let text = err.to_string();
+        let debug = format!("{err:?}");
+        for shown in [&text, &debug] {
+            assert!(!shown.contains("sk-live"), "{shown}");
+            assert!(!shown.contains("bad key"), "{shown}");
+        }
+        // Every field is clipped, so the rendering has a fixed upper bound.
+        let per_attempt = 2 * MAX_FIELD_LEN + 12 + 2;
+        let bound = 64 + 3 * MAX_FIELD_LEN + FinalError::MAX_ATTEMPTS * per_attempt;
+        assert!(text.len() <= bound, "{} > {bound}", text.len());
+        assert!(text.len() < 2_500, "{}", text.len());
+        assert!(err.request_id.unwrap().len() <= MAX_FIELD_LEN);
+        assert!(err.attempts.iter().all(|a| a.route.len() <= MAX_FIELD_LEN));
+    }
+
+    #[test]
+    fn stream_data_reaches_the_output_sink_as_it_arrives_comments_do_not() {
+        let c = Controller::new(Policy::default(), Registry::builtin());
+        let t = Fixed(|_: &str| Response {
+            status: 200,
+            headers: vec![],
+            body: Body::Stream(EventStream::new(
+                vec![
+                    SseItem::Comment("keep-alive".into()),
+                    SseItem::Event {
+                        event: None,
+                        data: "Hel".into(),
+                        id: None,
+                    },
+                    SseItem::Comment("keep-alive".into()),
+                    SseItem::Event {
+                        event: None,
+                        data: "lo".into(),
+                        id: None,
+                    },
+                ],
+                false,
+            )),
+        });
+        let seen = Mutex::new(Vec::<String>::new());
+        let sink = |d: &str| seen.lock().unwrap().push(d.to_string());
+        let req = RequestSpec {
+            stream: true,
+            ..RequestSpec::default()
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let ok = rt
+            .block_on(c.execute(Invocation::new(&t, &req, "r").on_output(&sink)))
+            .unwrap();
+        assert_eq!(ok.output.as_deref(), Some("Hello"));
+        assert_eq!(*seen.lock().unwrap(), ["Hel", "lo"]);
+    }
+
+    #[test]
+    fn a_full_body_is_the_output() {
+        let c = Controller::new(Policy::default(), Registry::builtin());
+        let t = Fixed(|_: &str| Response {
+            status: 200,
+            headers: vec![],
+            body: Body::Full(r#"{"id":"x"}"#.into()),
+        });
+        let ok = run(&c, &t, &RequestSpec::default(), "r").unwrap();
+        assert_eq!(ok.output.as_deref(), Some(r#"{"id":"x"}"#));
+        assert_eq!(ok.route.as_deref(), Some("A"));
+    }
+
+    #[test]
+    fn clip_cuts_on_a_char_boundary() {
+        assert_eq!(clip("short"), "short");
+        let long = "é".repeat(100);
+        let c = clip(&long);
+        assert!(c.len() <= MAX_FIELD_LEN && c.ends_with("..."), "{c}");
+    }
+}

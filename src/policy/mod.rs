@@ -153,3 +153,33 @@ pub fn build_reference(policy: &Value, registry: &Arc<Registry>) -> Result<Built
         routes: Some(routes),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::load::load_text;
+    use crate::system::Systems;
+
+    fn errors(policy: &str) -> String {
+        let text = format!(
+            "title: t\npolicy:\n{policy}\nrows:\n  - name: r\n    inject: {{ A: [200] }}\n    expect: {{ stop: success }}\n"
+        );
+        match load_text("m.yaml", &text, None, &Systems::new()) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn policy_problems_are_diagnostics_with_positions() {
+        let e = errors("  routes: [{ name: A }]\n  switch_on: [MODEL_UNAVAILBLE]");
+        assert!(e.contains("unknown reason code `MODEL_UNAVAILBLE`"), "{e}");
+        assert!(e.contains("did you mean `MODEL_UNAVAILABLE`"), "{e}");
+        assert!(e.contains("m.yaml:4:"), "{e}");
+        let e = errors("  routes: [{ name: A, backoff: { jitter: ful } }]");
+        assert!(e.contains("unknown value `ful`"), "{e}");
+        assert!(e.contains("did you mean `full`"), "{e}");
+        let e = errors("  routes: [{ name: A }]\n  retry_after: { above_cap: refuze }");
+        assert!(e.contains("did you mean `refuse`"), "{e}");
+        assert_eq!(errors("  routes: [{ name: A }]\n  switch_on: []"), "");
+    }
+}
