@@ -33,6 +33,8 @@ enum Mistake {
     DrawsBeforeTerminal,
     /// Starts over with fresh counters once every budget is spent.
     ResetsCounters,
+    /// Tries a terminal answer once more.
+    RetriesTerminal,
     /// Never hears of the deadline.
     IgnoresDeadline,
     /// Reads HTTP-dates against the real clock, not the virtual one.
@@ -89,6 +91,9 @@ impl System for Broken {
                 (Mistake::DrawsBeforeTerminal, Err(e)) if e.stop == "terminal" => {
                     let _ = ctx.jitter.next_unit();
                     Err(e)
+                }
+                (Mistake::RetriesTerminal, Err(e)) if e.stop == "terminal" => {
+                    self.controller.execute(invocation()).await
                 }
                 (Mistake::ResetsCounters, Err(e)) if e.stop == "exhausted" => {
                     self.controller.execute(invocation()).await
@@ -410,6 +415,26 @@ fn rule_3_terminal_codes_take_no_jitter_draw() {
         "INVALID_INPUT (422) makes one call and escalates once",
         broken(unchanged, Mistake::DrawsBeforeTerminal),
         &["the row scripted 0 jitter draws but the system asked for more"],
+    );
+}
+
+#[test]
+fn rule_3_a_retried_terminal_code_breaks_the_terminal_contract() {
+    // The harness's own check, without any trace expectation: two calls
+    // answered AUTH_FAILED cannot end in a `terminal` stop.
+    let text = "title: t\nsystem: broken\npolicy: { routes: [{ name: A, attempts: 2 }] }\nrows:\n  - name: r\n    inject: { A: [401, 401] }\n    expect: { stop: terminal }\n";
+    let mut systems = Systems::new();
+    systems.register("broken", broken(unchanged, Mistake::RetriesTerminal));
+    let m = load_text("t.yaml", text, None, &systems).unwrap_or_else(|e| panic!("{e}"));
+    let obs = run_row(&m, &m.rows[0]);
+    let msg = check(&m, &m.rows[0], &obs).unwrap_err();
+    assert!(
+        msg.contains("terminal stop: expected exactly 1 call answered AUTH_FAILED, observed 2"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("terminal stop: expected exactly 1 escalation event, observed 2"),
+        "{msg}"
     );
 }
 

@@ -72,7 +72,7 @@ pub struct Invocation<'a> {
     request: &'a RequestSpec,
     request_id: &'a str,
     deadline: Option<Duration>,
-    jitter: JitterSource,
+    jitter: Option<JitterSource>,
     escalations: EscalationSink,
     wall_start: SystemTime,
     on_output: Option<OutputSink<'a>>,
@@ -81,22 +81,20 @@ pub struct Invocation<'a> {
 impl<'a> Invocation<'a> {
     /// A request `request_id` (sent with every attempt and kept in the final
     /// error) through `transport`. Defaults: the policy's deadline, jitter
-    /// from a random seed, a fresh escalation sink (read it back with
-    /// [`Invocation::escalations`] before executing if you need it), the
+    /// from a random seed, a fresh escalation sink (pass your own with
+    /// [`Invocation::escalations`] and keep a clone to read the events), the
     /// wall clock's now for `Retry-After` dates, no output sink.
     pub fn new(
         transport: &'a dyn Transport,
         request: &'a RequestSpec,
         request_id: &'a str,
     ) -> Self {
-        let mut h = RandomState::new().build_hasher();
-        h.write(request_id.as_bytes());
         Self {
             transport,
             request,
             request_id,
             deadline: None,
-            jitter: JitterSource::new(&JitterInput::Seed(h.finish())),
+            jitter: None,
             escalations: EscalationSink::default(),
             wall_start: SystemTime::now(),
             on_output: None,
@@ -120,7 +118,7 @@ impl<'a> Invocation<'a> {
     /// Where jitter draws come from (a seed or explicit draws make waits
     /// reproducible).
     pub fn jitter(mut self, jitter: JitterSource) -> Self {
-        self.jitter = jitter;
+        self.jitter = Some(jitter);
         self
     }
 
@@ -210,6 +208,11 @@ impl Controller {
     pub async fn execute(&self, inv: Invocation<'_>) -> SystemResult {
         let p = &self.policy;
         let start = Instant::now();
+        let jitter = inv.jitter.clone().unwrap_or_else(|| {
+            let mut h = RandomState::new().build_hasher();
+            h.write(inv.request_id.as_bytes());
+            JitterSource::new(&JitterInput::Seed(h.finish()))
+        });
         let deadline = inv.deadline.or(p.deadline).map(|d| start + d);
         let idem_key = inv
             .request
@@ -311,7 +314,7 @@ impl Controller {
                 if attempt >= budget {
                     break;
                 }
-                let backoff = schedule.delay(attempt - 1, || inv.jitter.next_unit());
+                let backoff = schedule.delay(attempt - 1, || jitter.next_unit());
                 let mut wait = backoff;
                 if let Some(g) = guidance.filter(|_| p.retry_after.honor) {
                     if g > p.retry_after.cap {
@@ -549,6 +552,50 @@ mod tests {
         let ok = run(&c, &t, &RequestSpec::default(), "r").unwrap();
         assert_eq!(ok.output.as_deref(), Some(r#"{"id":"x"}"#));
         assert_eq!(ok.route.as_deref(), Some("A"));
+    }
+
+    #[test]
+    fn without_a_jitter_source_draws_are_random_and_within_bounds() {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        let policy = Policy {
+            backoff: crate::policy::Backoff {
+                jitter: crate::policy::Jitter::Full,
+                ..crate::policy::Backoff::default()
+            },
+            ..Policy::default()
+        };
+        let c = Controller::new(policy, Registry::builtin());
+        let waits: Vec<Duration> = (0..8)
+            .map(|_| {
+                let n = AtomicU32::new(0);
+                let t = Fixed(move |_: &str| Response {
+                    status: if n.fetch_add(1, Ordering::SeqCst) == 0 {
+                        503
+                    } else {
+                        200
+                    },
+                    headers: vec![],
+                    body: Body::Full(String::new()),
+                });
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_time()
+                    .start_paused(true)
+                    .build()
+                    .unwrap();
+                rt.block_on(async {
+                    let t0 = Instant::now();
+                    c.execute(Invocation::new(&t, &RequestSpec::default(), "same-id"))
+                        .await
+                        .unwrap();
+                    Instant::now() - t0
+                })
+            })
+            .collect();
+        assert!(
+            waits.iter().all(|w| *w <= Duration::from_secs(1)),
+            "{waits:?}"
+        );
+        assert!(waits.iter().any(|w| *w != waits[0]), "{waits:?}");
     }
 
     #[test]
