@@ -16,7 +16,9 @@ use faultmatrix::model::SseItem;
 use faultmatrix::policy::{Controller, Invocation, Jitter, Policy};
 use faultmatrix::registry::Registry;
 use faultmatrix::run::run_row;
-use faultmatrix::system::{AttemptNote, Built, Factory, RowContext, System, SystemResult, Systems};
+use faultmatrix::system::{
+    AttemptNote, Built, EscalationSink, Factory, RowContext, System, SystemResult, Systems,
+};
 use faultmatrix::transport::{
     Body, BoxFuture, EventStream, Request, Response, Transport, TransportError,
 };
@@ -41,6 +43,8 @@ enum Mistake {
     RealWallClock,
     /// Reports a failed run twice.
     EscalatesTwice,
+    /// Reports nothing.
+    NeverEscalates,
     /// Loses the initial request id.
     LosesRequestId,
     /// Keeps every attempt in the final error.
@@ -70,9 +74,13 @@ impl System for Broken {
                 calls: AtomicU64::new(0),
             });
             let invocation = || {
+                let sink = match self.mistake {
+                    Mistake::NeverEscalates => EscalationSink::default(),
+                    _ => ctx.escalations.clone(),
+                };
                 let inv = Invocation::new(tap.as_ref(), &ctx.request, &ctx.request_id)
                     .jitter(ctx.jitter.clone())
-                    .escalations(ctx.escalations.clone());
+                    .escalations(sink);
                 let inv = match self.mistake {
                     Mistake::IgnoresDeadline => inv,
                     _ => inv.deadline_opt(ctx.deadline),
@@ -601,7 +609,7 @@ fn rule_8_a_failed_run_escalates() {
     breaks(
         "final-error.yaml",
         "a terminal stop names the one attempt and escalates once",
-        broken(|p| p.escalate = false, Mistake::None),
+        broken(unchanged, Mistake::NeverEscalates),
         &["escalations: expected [AUTH_FAILED -> security-oncall], observed []"],
     );
 }

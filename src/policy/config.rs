@@ -149,8 +149,6 @@ pub struct Policy {
     /// malformed response) even without an idempotency key (default false:
     /// unsafe, it exists to show the duplicates it causes).
     pub retry_creates_without_key: bool,
-    /// Report failed runs to the escalation sink (default true).
-    pub escalate: bool,
 }
 
 impl Default for Policy {
@@ -165,7 +163,6 @@ impl Default for Policy {
             body_paths: Vec::new(),
             switch_on: None,
             retry_creates_without_key: false,
-            escalate: true,
         }
     }
 }
@@ -191,8 +188,6 @@ struct RawPolicy {
     switch_on: Option<Vec<String>>,
     #[serde(default)]
     retry_creates_without_key: Option<bool>,
-    #[serde(default)]
-    escalate: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -394,7 +389,6 @@ impl Policy {
             retry_creates_without_key: raw
                 .retry_creates_without_key
                 .unwrap_or(d.retry_creates_without_key),
-            escalate: raw.escalate.unwrap_or(d.escalate),
         })
     }
 }
@@ -431,8 +425,8 @@ mod tests {
         assert_eq!(p.retry_after.above_cap, AboveCap::Clamp);
         assert_eq!(p.retry_after.cap, Duration::from_secs(5));
         assert_eq!(
-            (p.switch_delay, p.attempt_timeout, p.escalate),
-            (Duration::ZERO, Duration::from_secs(60), true)
+            (p.switch_delay, p.attempt_timeout),
+            (Duration::ZERO, Duration::from_secs(60))
         );
         assert_eq!(p.switch_on, None);
         assert_eq!(p.routes, d.routes);

@@ -228,16 +228,14 @@ impl Controller {
         let fail = |mut error: FinalError, stop: &str, code: Option<String>| {
             error.stop = stop.to_string();
             error.code = code.as_deref().map(clip);
-            if p.escalate {
-                let to = code
-                    .as_deref()
-                    .and_then(|c| self.registry.get(c))
-                    .and_then(|d| d.escalate_to.clone());
-                inv.escalations.escalate(Escalation {
-                    code: code.unwrap_or_else(|| "UNKNOWN".into()),
-                    to,
-                });
-            }
+            let to = code
+                .as_deref()
+                .and_then(|c| self.registry.get(c))
+                .and_then(|d| d.escalate_to.clone());
+            inv.escalations.escalate(Escalation {
+                code: code.unwrap_or_else(|| "UNKNOWN".into()),
+                to,
+            });
             Err(error)
         };
         let mut last_code: Option<String> = None;
