@@ -165,6 +165,11 @@ enum Attempt {
     },
 }
 
+/// Whether a wait of `wait` from now would end at or past `deadline`.
+fn reaches(deadline: Option<Instant>, wait: Duration) -> bool {
+    deadline.is_some_and(|dl| Instant::now().checked_add(wait).is_none_or(|end| end >= dl))
+}
+
 /// Cuts `s` to [`MAX_FIELD_LEN`] bytes (on a char boundary).
 fn clip(s: &str) -> String {
     if s.len() <= MAX_FIELD_LEN {
@@ -241,7 +246,7 @@ impl Controller {
         let mut last_code: Option<String> = None;
         for (ri, route) in p.routes.iter().enumerate() {
             if ri > 0 && !p.switch_delay.is_zero() {
-                if deadline.is_some_and(|dl| Instant::now() + p.switch_delay >= dl) {
+                if reaches(deadline, p.switch_delay) {
                     return fail(error, "deadline", last_code);
                 }
                 tokio::time::sleep(p.switch_delay).await;
@@ -324,9 +329,7 @@ impl Controller {
                         wait = wait.max(g);
                     }
                 }
-                if deadline
-                    .is_some_and(|dl| Instant::now().checked_add(wait).is_none_or(|end| end >= dl))
-                {
+                if reaches(deadline, wait) {
                     return fail(error, "deadline", last_code);
                 }
                 tokio::time::sleep(wait).await;

@@ -244,6 +244,23 @@ mod tests {
     }
 
     #[test]
+    fn rfc850_two_digit_years_are_never_more_than_50_years_ahead() {
+        // Now: Mon, 30 Nov 2026 00:00:00 GMT.
+        let now = UNIX_EPOCH + Duration::from_secs(days_from_civil(2026, 11, 30) as u64 * 86_400);
+        let year = |v: &str| {
+            let t = parse_http_date(v, now).unwrap();
+            civil_from_days(secs(t).div_euclid(86_400)).0
+        };
+        assert_eq!(year("Monday, 30-Nov-26 00:00:10 GMT"), 2026);
+        assert_eq!(year("Tuesday, 01-Jan-30 00:00:00 GMT"), 2030);
+        assert_eq!(year("Saturday, 01-Jan-95 00:00:00 GMT"), 1995);
+        assert_eq!(
+            parse_retry_after("Monday, 30-Nov-26 00:00:10 GMT", now),
+            Some(Duration::from_secs(10))
+        );
+    }
+
+    #[test]
     fn epoch_is_the_rfc_example() {
         assert_eq!(
             parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT", now()),
