@@ -67,7 +67,10 @@ pub fn check(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(), String
             p.push_str(&diff(&expected, &observed));
             if let Some(i) = first_difference(&expected, &observed) {
                 let lines = exp.trace.as_ref().map_or(0, Vec::len);
-                if i < lines {
+                if i < lines && exp.trace_path.is_empty() {
+                    // A generated row: its trace is not written in a file.
+                    p.push_str(&format!("first difference: expected line {}\n", i + 1));
+                } else if i < lines {
                     let line = trace_line_number(matrix, row, i);
                     p.push_str(&format!(
                         "first difference: expected line {} of the trace, at {}:{}\n",

@@ -7,6 +7,10 @@
 //! linear. Zero rows found is a failure. A file that does not load becomes
 //! one failing trial named after the file, carrying its diagnostics.
 //!
+//! A registry file found among the matrices (`codes:` and no `rows:`) gives
+//! its generated tests and guardrails as trials
+//! ([`crate::registry::suite`]).
+//!
 //! ```no_run
 //! // runner-tests/matrices.rs, a `harness = false` test target:
 //! faultmatrix::harness::Harness::new("matrices").run();
@@ -60,9 +64,11 @@ impl Harness {
         let threads = args.test_threads.unwrap_or_else(discover::default_threads);
         let loaded = discover::load_all(&files, &self.systems, threads);
         let mut trials = Vec::new();
+        let mut registries = Vec::new();
+        let mut coverage = crate::registry::guardrails::Coverage::new();
         for (found, l) in files.iter().zip(loaded) {
             match l {
-                Loaded::Registry => {}
+                Loaded::Registry => registries.push(found.clone()),
                 Loaded::Errors(e) => {
                     let msg = e.to_string();
                     trials.push(Trial::test(found.display.clone(), move || {
@@ -70,6 +76,7 @@ impl Harness {
                     }));
                 }
                 Loaded::Matrix(m) => {
+                    coverage.record(&m);
                     let m = Arc::new(m);
                     for i in 0..m.rows.len() {
                         let row = &m.rows[i];
@@ -81,6 +88,18 @@ impl Harness {
                         );
                     }
                 }
+            }
+        }
+        if !registries.is_empty() {
+            if let (true, Some(name)) = (args.exact, args.filter.as_deref()) {
+                if crate::registry::suite::needs_all_matrices(name) {
+                    let all = discover::find(&self.root, &set)
+                        .map_err(|e| format!("cannot read {}: {e}", self.root.display()))?;
+                    coverage = crate::registry::suite::coverage_of(&all, &self.systems, threads);
+                }
+            }
+            for found in &registries {
+                trials.extend(crate::registry::suite::trials(found, &coverage));
             }
         }
         Ok(trials)

@@ -209,19 +209,10 @@ fn load_inner(
         None => Registry::builtin(),
         Some(rel) => {
             let path = dir.map_or_else(|| Path::new(rel).to_path_buf(), |d| d.join(rel));
-            match std::fs::read_to_string(&path) {
-                Ok(t) => match registry_from_text(&path.display().to_string(), &t) {
-                    Ok(r) => Arc::new(r),
-                    Err(e) => {
-                        cx.diags.extend(e.diagnostics);
-                        return None;
-                    }
-                },
+            match crate::registry::cache::load(&path) {
+                Ok(r) => r,
                 Err(e) => {
-                    cx.error(
-                        &[key("registry")],
-                        format!("cannot read registry `{}`: {e}", path.display()),
-                    );
+                    registry_load_error(cx, &path, e);
                     return None;
                 }
             }
@@ -323,6 +314,38 @@ fn load_inner(
         rows,
         built.body_paths,
     ))
+}
+
+/// One diagnostic on the `registry:` key of a matrix whose registry does
+/// not load; the registry's own errors are reported for its file (by
+/// `faultmatrix check` or as a failing test named after it).
+fn registry_load_error(cx: &mut Ctx<'_>, path: &Path, e: crate::registry::cache::RegistryError) {
+    use crate::registry::cache::{self, RegistryError};
+    let shown = cache::display(path);
+    let pos = cx.pos(&[key("registry")]);
+    match e {
+        RegistryError::Read(why) => cx.error_at(
+            pos,
+            format!("cannot read registry `{shown}`: {why}"),
+            Some("the path is relative to this file".into()),
+            None,
+        ),
+        RegistryError::Invalid(errors) => {
+            let n = errors.diagnostics.len();
+            let first = errors.diagnostics.first().map_or(String::new(), |d| {
+                format!(": {} ({}:{}:{})", d.message, d.file, d.pos.line, d.pos.col)
+            });
+            cx.error_at(
+                pos,
+                format!("registry `{shown}` does not load{first}"),
+                Some(format!(
+                    "{n} error{} in the registry",
+                    if n == 1 { "" } else { "s" }
+                )),
+                Some(format!("run `faultmatrix check {shown}` to see every error")),
+            );
+        }
+    }
 }
 
 fn apply_settings(cx: &mut Ctx<'_>, s: &mut Settings, raw: &RawSettings, path: &[Seg]) {
@@ -1074,12 +1097,17 @@ fn check_code(cx: &mut Ctx<'_>, code: &str, path: &[Seg], registry: &Registry) {
 #[serde(deny_unknown_fields)]
 struct RawRegistry {
     version: u32,
+    #[serde(default)]
+    title: Option<String>,
     codes: serde_yaml::Mapping,
+    #[serde(default)]
+    fixtures: Option<serde_yaml::Mapping>,
 }
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCode {
+    #[serde(default)]
     retryable: Option<bool>,
     #[serde(default)]
     switch: Option<bool>,
@@ -1105,6 +1133,12 @@ struct RawMatch {
 }
 
 /// Validates registry text into a [`Registry`].
+///
+/// Schema errors (unknown keys, bad statuses, a fixture given twice, a
+/// terminal code configured to recover) fail the load. Omissions that the
+/// guardrails report by name (a code without `retryable`, `max_attempts`,
+/// `escalate_to` or a fixture; a fixture naming no code) do not: the
+/// registry loads and [`crate::registry::guardrails`] lists them.
 pub fn registry_from_text(display: &str, text: &str) -> Result<Registry, FileErrors> {
     let mut cx = Ctx::new(display, text);
     let reg = registry_inner(&mut cx, text, display);
@@ -1113,6 +1147,7 @@ pub fn registry_from_text(display: &str, text: &str) -> Result<Registry, FileErr
         _ => {
             let mut diagnostics = cx.diags;
             diagnostics.sort_by_key(|d| d.pos);
+            diagnostics.dedup();
             Err(FileErrors {
                 file: display.to_string(),
                 source: Some(text.to_string()),
@@ -1120,6 +1155,51 @@ pub fn registry_from_text(display: &str, text: &str) -> Result<Registry, FileErr
             })
         }
     }
+}
+
+fn registry_fixture(
+    cx: &mut Ctx<'_>,
+    name: &str,
+    value: &Value,
+    fp: &[Seg],
+    empty: &Registry,
+) -> Option<(Fixture, Option<Pos>)> {
+    let re = match yaml::from_value::<RawEntry>(value, fp) {
+        Err(e) => {
+            cx.yaml_error(e);
+            return None;
+        }
+        Ok(re) => re,
+    };
+    if re.repeat.is_some() {
+        cx.error(
+            &child(fp, key("repeat")),
+            "a fixture does not repeat: use `recovers_after`",
+        );
+    }
+    let recovers_pos = match re.recovers_after {
+        Some(0) => {
+            cx.error(
+                &child(fp, key("recovers_after")),
+                "`recovers_after` is 0: it counts the failing calls before the code recovers, so it is at least 1",
+            );
+            None
+        }
+        Some(_) => Some(cx.key_pos(&child(fp, key("recovers_after")))),
+        None => None,
+    };
+    let line = cx.key_pos(fp).line;
+    let mut e = entry_from_raw(cx, &re, fp, empty, true)?;
+    e.label = name.to_string();
+    Some((
+        Fixture {
+            entry: e,
+            recovers_after: re.recovers_after,
+            line,
+            inline: true,
+        },
+        recovers_pos,
+    ))
 }
 
 fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registry> {
@@ -1146,9 +1226,10 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
             ),
         );
     }
-    // Names first, so fixtures may be checked against them.
     let empty = Registry::new(Vec::new(), display);
-    let mut codes = Vec::new();
+    let mut codes: Vec<CodeDef> = Vec::new();
+    // Where each code's `recovers_after` is written, for the terminal check.
+    let mut recovers_at: Vec<Option<Pos>> = Vec::new();
     let mut seen = HashSet::new();
     for (k, v) in &raw.codes {
         let Some(name) = k.as_str() else {
@@ -1159,23 +1240,53 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
         if !seen.insert(name.to_string()) {
             cx.error(&path, format!("code `{name}` is declared twice"));
         }
-        let rc: RawCode = match yaml::from_value(v, &path) {
-            Ok(r) => r,
-            Err(e) => {
-                cx.yaml_error(e);
-                continue;
-            }
-        };
-        let Some(retryable) = rc.retryable else {
-            let pos = cx.key_pos(&path);
-            cx.error_at(
-                pos,
-                format!("code `{name}` does not declare `retryable`"),
-                Some("every code says `retryable: true` or `retryable: false`".into()),
-                None,
+        if v.is_null() {
+            // `CODE:` with nothing under it: loads, and every guardrail
+            // names it.
+        } else if !v.is_mapping() {
+            cx.error(
+                &path,
+                format!("code `{name}` is a mapping with `retryable`, `max_attempts`, `escalate_to`, `match` and `fixture`"),
             );
             continue;
+        }
+        let rc: RawCode = if v.is_null() {
+            RawCode {
+                retryable: None,
+                switch: None,
+                max_attempts: None,
+                escalate_to: None,
+                matches: None,
+                fixture: None,
+            }
+        } else {
+            match yaml::from_value(v, &path) {
+                Ok(r) => r,
+                Err(e) => {
+                    cx.yaml_error(e);
+                    continue;
+                }
+            }
         };
+        let line = cx.key_pos(&path).line;
+        let retryable = rc.retryable.unwrap_or(false);
+        if rc.retryable == Some(false) {
+            if let Some(n) = rc.max_attempts {
+                let pos = cx.key_pos(&child(&path, key("max_attempts")));
+                cx.error_at(
+                    pos,
+                    format!("terminal code `{name}` declares `max_attempts: {n}`"),
+                    Some("a terminal code is called exactly once: remove `max_attempts`, or make the code retryable".into()),
+                    None,
+                );
+            }
+        }
+        if rc.max_attempts == Some(0) {
+            cx.error(
+                &child(&path, key("max_attempts")),
+                "`max_attempts` is 0: it counts the first call, so it is at least 1",
+            );
+        }
         let m = rc.matches.unwrap_or_default();
         let mut statuses = Vec::new();
         for (i, s) in m.status.iter().enumerate() {
@@ -1208,45 +1319,22 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
                 );
             }
         }
-        let fixture = match &rc.fixture {
-            None => None,
+        let (fixture, rpos) = match &rc.fixture {
+            None => (None, None),
             Some(fv) => {
                 let fp = child(&path, key("fixture"));
-                match yaml::from_value::<RawEntry>(fv, &fp) {
-                    Err(e) => {
-                        cx.yaml_error(e);
-                        None
-                    }
-                    Ok(re) => {
-                        if re.repeat.is_some() {
-                            cx.error(
-                                &child(&fp, key("repeat")),
-                                "a fixture does not repeat: use `recovers_after`",
-                            );
-                        }
-                        if !retryable && re.recovers_after.is_some() {
-                            let pos = cx.key_pos(&child(&fp, key("recovers_after")));
-                            cx.error_at(
-                                pos,
-                                format!("terminal code `{name}` is configured to recover"),
-                                Some("a terminal code never succeeds on a later attempt: remove `recovers_after`, or make the code retryable".into()),
-                                None,
-                            );
-                        }
-                        entry_from_raw(cx, &re, &fp, &empty, true).map(|mut e| {
-                            e.label = name.to_string();
-                            Fixture {
-                                entry: e,
-                                recovers_after: re.recovers_after,
-                            }
-                        })
-                    }
+                match registry_fixture(cx, name, fv, &fp, &empty) {
+                    Some((f, rp)) => (Some(f), rp),
+                    None => (None, None),
                 }
             }
         };
+        recovers_at.push(rpos);
         codes.push(CodeDef {
             name: name.to_string(),
             retryable,
+            retryable_declared: rc.retryable.is_some(),
+            line,
             switch: rc.switch.unwrap_or(false),
             max_attempts: rc.max_attempts,
             escalate_to: rc.escalate_to,
@@ -1256,5 +1344,66 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
             fixture,
         });
     }
-    Some(Registry::new(codes, display))
+
+    // The `fixtures:` section, keyed by code.
+    let mut stray_fixtures = Vec::new();
+    if let Some(fixtures) = &raw.fixtures {
+        for (k, v) in fixtures {
+            let Some(name) = k.as_str() else {
+                cx.error(
+                    &[key("fixtures")],
+                    "fixtures are keyed by code name, such as RATE_LIMITED",
+                );
+                continue;
+            };
+            let fp = vec![key("fixtures"), key(name)];
+            let Some((mut f, rpos)) = registry_fixture(cx, name, v, &fp, &empty) else {
+                continue;
+            };
+            f.inline = false;
+            match codes.iter().position(|c| c.name == name) {
+                None => stray_fixtures.push(crate::registry::StrayFixture {
+                    name: name.to_string(),
+                    line: f.line,
+                }),
+                Some(i) => {
+                    if let Some(first) = &codes[i].fixture {
+                        let pos = cx.key_pos(&fp);
+                        cx.error_at(
+                            pos,
+                            format!("code `{name}` has two fixtures"),
+                            Some(format!("the other is on line {}: keep one", first.line)),
+                            None,
+                        );
+                        continue;
+                    }
+                    codes[i].fixture = Some(f);
+                    recovers_at[i] = rpos;
+                }
+            }
+        }
+    }
+
+    // A terminal code never recovers.
+    for (c, rpos) in codes.iter().zip(&recovers_at) {
+        let recovers = c.fixture.as_ref().and_then(|f| f.recovers_after);
+        if let (Some(n), Some(pos), true) = (recovers, rpos, c.retryable_declared && !c.retryable)
+        {
+            cx.error_at(
+                *pos,
+                format!(
+                    "terminal code `{}` is configured to recover after {n} failing call{}",
+                    c.name,
+                    if n == 1 { "" } else { "s" }
+                ),
+                Some("a terminal code never succeeds on a later attempt: remove `recovers_after`, or make the code retryable".into()),
+                None,
+            );
+        }
+    }
+    let mut reg = Registry::new(codes, display);
+    reg.title = raw.title;
+    reg.stray_fixtures = stray_fixtures;
+    reg.source = Some(Arc::from(text));
+    Some(reg)
 }

@@ -4,7 +4,14 @@
 //! code lives here, so the harness and the reference system speak the same
 //! language.
 
+pub mod cache;
+pub mod generate;
+pub mod guardrails;
+pub mod suite;
+pub mod table;
+
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use crate::model::Entry;
@@ -17,8 +24,13 @@ pub const DEFAULT_BODY_PATHS: [&str; 3] = ["error.code", "error.type", "code"];
 pub struct CodeDef {
     /// The code (`RATE_LIMITED`).
     pub name: String,
-    /// Whether a failure with this code may be retried.
+    /// Whether a failure with this code may be retried (`false` when the
+    /// registry does not say: see `retryable_declared`).
     pub retryable: bool,
+    /// Whether the registry says `retryable:` at all (a guardrail checks it).
+    pub retryable_declared: bool,
+    /// 1-based line of the code's name in the registry file (0: unknown).
+    pub line: usize,
     /// Whether a failure moves straight to the next route.
     pub switch: bool,
     /// Most calls per route for this code.
@@ -51,6 +63,22 @@ pub struct Fixture {
     pub entry: Entry,
     /// Failing calls before the code recovers (transient codes only).
     pub recovers_after: Option<u32>,
+    /// 1-based line where the fixture is written (0: unknown).
+    pub line: usize,
+    /// Whether it is written under the code (`fixture:`) rather than in the
+    /// top-level `fixtures:` section.
+    pub inline: bool,
+}
+
+/// An entry of the top-level `fixtures:` section whose key names no code
+/// (left behind after a rename, or misspelt). The registry still loads; the
+/// guardrail `every fixture names a code` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StrayFixture {
+    /// The key as written.
+    pub name: String,
+    /// 1-based line of the key.
+    pub line: usize,
 }
 
 /// The registry.
@@ -60,6 +88,15 @@ pub struct Registry {
     pub codes: Vec<CodeDef>,
     /// Where it came from (`built-in` or a path).
     pub origin: String,
+    /// Title line, if the file gives one.
+    pub title: Option<String>,
+    /// Canonical path of the file (`None` for the built-in registry): two
+    /// matrices use the same registry when these are equal.
+    pub path: Option<PathBuf>,
+    /// The file's text (for positions in messages of generated tests).
+    pub source: Option<Arc<str>>,
+    /// Fixtures that name no code.
+    pub stray_fixtures: Vec<StrayFixture>,
     by_name: HashMap<String, usize>,
     by_status: HashMap<u16, usize>,
     by_class: HashMap<u16, usize>,
