@@ -1,4 +1,4 @@
-//! The `faultmatrix` command line: `run` and `list`. Exit codes live here:
+//! The `faultmatrix` command line: `run`, `list`, `codes` and `check`. Exit codes live here:
 //! 0 all rows passed, 1 a row failed, 2 bad input (a file that does not
 //! load, a bad argument).
 
@@ -37,6 +37,27 @@ pub enum Command {
     Run(RunArgs),
     /// Print the id of every row (`file::row`).
     List(SelectArgs),
+    /// Print a reason-code registry as the Markdown review table.
+    Codes(CodesArgs),
+    /// Validate matrices and registries (schema, guardrails) without running rows.
+    Check(CheckArgs),
+}
+
+/// `codes` options.
+#[derive(Debug, clap::Args)]
+pub struct CodesArgs {
+    /// The registry file (default: `matrices/codes.yaml`, else the built-in registry).
+    pub registry: Option<String>,
+}
+
+/// `check` options.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Files, directories or glob patterns (default: `matrices`).
+    pub paths: Vec<String>,
+    /// Worker threads (default: available cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 /// Which rows.
@@ -80,6 +101,8 @@ pub fn main() -> ExitCode {
     ExitCode::from(match cli.command {
         Command::Run(a) => cmd_run(&a, &systems),
         Command::List(a) => cmd_list(&a, &systems),
+        Command::Codes(a) => crate::registry::table::cmd_codes(a.registry.as_deref()),
+        Command::Check(a) => cmd_check(&a, &systems),
     })
 }
 
@@ -134,6 +157,8 @@ pub fn resolve(paths: &[String]) -> Result<Vec<Found>, String> {
 struct Selected {
     matrices: Vec<Matrix>,
     errors: Vec<RowResult>,
+    /// Ids of registry files' generated tests and guardrails.
+    registry_ids: Vec<String>,
 }
 
 fn select(a: &SelectArgs, systems: &Systems, threads: usize) -> Result<Selected, String> {
@@ -141,10 +166,14 @@ fn select(a: &SelectArgs, systems: &Systems, threads: usize) -> Result<Selected,
     let loaded = discover::load_all(&files, systems, threads);
     let mut matrices = Vec::new();
     let mut errors = Vec::new();
+    let mut registry_ids = Vec::new();
     for (f, l) in files.iter().zip(loaded) {
         match l {
             Loaded::Matrix(m) => matrices.push(m),
-            Loaded::Registry => {}
+            Loaded::Registry => match crate::registry::suite::Suite::load(f) {
+                Ok(s) => registry_ids.extend(s.ids()),
+                Err(msg) => errors.push(crate::registry::suite::load_failure(f, msg)),
+            },
             Loaded::Errors(e) => errors.push(RowResult {
                 id: f.display.clone(),
                 tags: Vec::new(),
@@ -153,7 +182,11 @@ fn select(a: &SelectArgs, systems: &Systems, threads: usize) -> Result<Selected,
             }),
         }
     }
-    Ok(Selected { matrices, errors })
+    Ok(Selected {
+        matrices,
+        errors,
+        registry_ids,
+    })
 }
 
 fn wanted(a: &SelectArgs, id: &str) -> bool {
@@ -178,6 +211,9 @@ fn cmd_list(a: &SelectArgs, systems: &Systems) -> u8 {
                 let _ = writeln!(out, "{id}");
             }
         }
+    }
+    for id in sel.registry_ids.iter().filter(|id| wanted(a, id)) {
+        let _ = writeln!(out, "{id}");
     }
     let _ = out.flush();
     for e in &sel.errors {
@@ -238,10 +274,31 @@ pub fn run_files(
     keep: &(dyn Fn(&str) -> bool + Sync),
     threads: usize,
 ) -> RunOutcome {
-    let one = |f: &Found| -> (Vec<RowResult>, bool) {
+    use crate::registry::{guardrails::Coverage, suite};
+    // Registries whose coverage guardrail waits for every matrix of the run.
+    let pending = std::sync::Mutex::new(Vec::new());
+    let coverage = std::sync::Mutex::new(Coverage::new());
+    let one = |i: usize, f: &Found| -> (Vec<RowResult>, bool) {
         match discover::load_one(f, systems) {
-            Loaded::Matrix(m) => (run_matrix(&m, keep), false),
-            Loaded::Registry => (Vec::new(), false),
+            Loaded::Matrix(m) => {
+                if m.registry.path.is_some() {
+                    let mut c = Coverage::new();
+                    c.record(&m);
+                    coverage.lock().unwrap_or_else(|e| e.into_inner()).merge(c);
+                }
+                (run_matrix(&m, keep), false)
+            }
+            Loaded::Registry => match suite::Suite::load(f) {
+                Ok(s) => {
+                    let results = s.results(keep);
+                    pending
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((i, s.registry));
+                    (results, false)
+                }
+                Err(msg) => (vec![suite::load_failure(f, msg)], true),
+            },
             Loaded::Errors(e) => (
                 vec![RowResult {
                     id: f.display.clone(),
@@ -266,7 +323,7 @@ pub fn run_files(
                         if i >= files.len() {
                             break;
                         }
-                        let (r, bad) = one(&files[i]);
+                        let (r, bad) = one(i, &files[i]);
                         mine.push((i, r, bad));
                     }
                     mine
@@ -277,6 +334,14 @@ pub fn run_files(
             parts.extend(h.join().expect("row workers do not panic"));
         }
     });
+    let coverage = coverage.into_inner().unwrap_or_else(|e| e.into_inner());
+    for (i, r) in pending.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        if let Some(res) = suite::coverage_result(&r, &coverage, keep) {
+            if let Some(p) = parts.iter_mut().find(|p| p.0 == i) {
+                p.1.push(res);
+            }
+        }
+    }
     parts.sort_by_key(|(i, _, _)| *i);
     let load_errors = parts.iter().filter(|p| p.2).count();
     RunOutcome {
@@ -310,5 +375,30 @@ fn cmd_run(a: &RunArgs, systems: &Systems) -> u8 {
         EXIT_FAILED
     } else {
         EXIT_OK
+    }
+}
+
+fn cmd_check(a: &CheckArgs, systems: &Systems) -> u8 {
+    let threads = a.threads.unwrap_or_else(discover::default_threads);
+    let files = match resolve(&a.paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    if files.is_empty() {
+        eprintln!("error: no matrix or registry files found: nothing to check");
+        return EXIT_BAD_INPUT;
+    }
+    let report = crate::check::check(&files, systems, threads);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let _ = report.write(&mut out);
+    let _ = out.flush();
+    if report.problems.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_BAD_INPUT
     }
 }

@@ -19,6 +19,7 @@
 //! | cargo test harness, CLI reports | [`harness`], [`report`] |
 #![warn(missing_docs)]
 
+pub mod check;
 pub mod cli;
 pub mod compare;
 pub mod diag;

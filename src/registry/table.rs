@@ -49,6 +49,9 @@ fn fixture(r: &Registry, c: &CodeDef) -> (String, String) {
     };
     let mut what = generate::outcome(&f.entry);
     if let Answer::Response(resp) = &f.entry.answer {
+        if let Some(v) = resp.body.as_deref().and_then(body_code) {
+            write!(what, " `{v}`").expect("writing to a string");
+        }
         for (k, v) in &resp.headers {
             let lower = k.to_ascii_lowercase();
             if lower == "retry-after" || lower == "retry-after-ms" {
@@ -70,6 +73,19 @@ fn fixture(r: &Registry, c: &CodeDef) -> (String, String) {
         None => missing("classified as success"),
     };
     (what, status)
+}
+
+/// The first code-like value of a JSON error body (`error.code`,
+/// `error.type`, `code`), for the fixture column.
+fn body_code(body: &str) -> Option<String> {
+    let json: serde_json::Value = serde_json::from_str(body).ok()?;
+    crate::registry::DEFAULT_BODY_PATHS.iter().find_map(|p| {
+        let mut v = &json;
+        for part in p.split('.') {
+            v = v.get(part)?;
+        }
+        v.as_str().map(str::to_string)
+    })
 }
 
 /// Renders the review table in Markdown, followed by stray fixtures and the
@@ -111,7 +127,9 @@ pub fn markdown(r: &Registry) -> String {
             (_, false) => "never".to_string(),
             (Some(f), true) => f
                 .recovers_after
-                .map_or("never".into(), |k| format!("{k} failing calls")),
+                .map_or("never".into(), |k| {
+                    format!("{k} failing call{}", if k == 1 { "" } else { "s" })
+                }),
             (None, true) => "—".into(),
         };
         let cases: Vec<&str> = generate::cases(c)
@@ -162,4 +180,40 @@ pub fn markdown(r: &Registry) -> String {
         }
     }
     out
+}
+
+/// `faultmatrix codes [REGISTRY]`: prints the table; exit status 0, or 2
+/// when the registry cannot be read or does not load.
+pub fn cmd_codes(path: Option<&str>) -> u8 {
+    use crate::cli::{EXIT_BAD_INPUT, EXIT_OK};
+    use crate::registry::cache::{self, RegistryError};
+    let default = std::path::Path::new("matrices/codes.yaml");
+    let registry = match path {
+        None if !default.exists() => crate::registry::Registry::builtin(),
+        _ => {
+            let p = path.map_or(default, std::path::Path::new);
+            if let Ok(text) = std::fs::read_to_string(p) {
+                if !crate::discover::is_registry(&text) {
+                    eprintln!(
+                        "error: `{}` is a matrix, not a registry (a registry has `codes:` and no `rows:`)",
+                        p.display()
+                    );
+                    return EXIT_BAD_INPUT;
+                }
+            }
+            match cache::load(p) {
+                Ok(r) => r,
+                Err(RegistryError::Read(e)) => {
+                    eprintln!("error: cannot read registry `{}`: {e}", p.display());
+                    return EXIT_BAD_INPUT;
+                }
+                Err(RegistryError::Invalid(e)) => {
+                    eprint!("{e}");
+                    return EXIT_BAD_INPUT;
+                }
+            }
+        }
+    };
+    print!("{}", markdown(&registry));
+    EXIT_OK
 }
