@@ -65,7 +65,10 @@ pub fn check(files: &[Found], systems: &Systems, threads: usize) -> CheckReport 
     // matrices), in a stable order.
     let mut registries: BTreeMap<PathBuf, Arc<Registry>> = BTreeMap::new();
     let mut given = Vec::new();
-    for (f, l) in files.iter().zip(discover::load_all(files, systems, threads)) {
+    for (f, l) in files
+        .iter()
+        .zip(discover::load_all(files, systems, threads))
+    {
         match l {
             Loaded::Matrix(m) => {
                 report.matrices += 1;
@@ -84,11 +87,7 @@ pub fn check(files: &[Found], systems: &Systems, threads: usize) -> CheckReport 
     for f in &given {
         match Suite::load(f) {
             Ok(s) => {
-                let key = s
-                    .registry
-                    .path
-                    .clone()
-                    .unwrap_or_else(|| f.path.clone());
+                let key = s.registry.path.clone().unwrap_or_else(|| f.path.clone());
                 registries.insert(key, s.registry.clone());
             }
             Err(msg) => {
@@ -101,9 +100,11 @@ pub fn check(files: &[Found], systems: &Systems, threads: usize) -> CheckReport 
         report.registries += 1;
         report.codes += r.codes.len();
         for (g, msg) in guardrails::failures(r, &coverage) {
-            report
-                .problems
-                .push(format!("error: {} (test `{}`)", msg.trim_end(), g.test_id(r)));
+            let (head, details) = msg.trim_end().split_once('\n').unwrap_or((&msg, ""));
+            report.problems.push(format!(
+                "error: {head}\n  = test: {}\n{details}",
+                g.test_id(r)
+            ));
         }
     }
     report

@@ -342,7 +342,9 @@ fn registry_load_error(cx: &mut Ctx<'_>, path: &Path, e: crate::registry::cache:
                     "{n} error{} in the registry",
                     if n == 1 { "" } else { "s" }
                 )),
-                Some(format!("run `faultmatrix check {shown}` to see every error")),
+                Some(format!(
+                    "run `faultmatrix check {shown}` to see every error"
+                )),
             );
         }
     }
@@ -1387,8 +1389,7 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
     // A terminal code never recovers.
     for (c, rpos) in codes.iter().zip(&recovers_at) {
         let recovers = c.fixture.as_ref().and_then(|f| f.recovers_after);
-        if let (Some(n), Some(pos), true) = (recovers, rpos, c.retryable_declared && !c.retryable)
-        {
+        if let (Some(n), Some(pos), true) = (recovers, rpos, c.retryable_declared && !c.retryable) {
             cx.error_at(
                 *pos,
                 format!(

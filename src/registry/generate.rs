@@ -234,7 +234,13 @@ impl Lines {
 
 /// `calls` failing calls on A. The last one ends with `last` (`fail`,
 /// `switch`) or, when `None`, retries like the others.
-fn failing_lines(def: &CodeDef, fixture: &Entry, calls: u32, last: Option<&str>, lines: &mut Lines) {
+fn failing_lines(
+    def: &CodeDef,
+    fixture: &Entry,
+    calls: u32,
+    last: Option<&str>,
+    lines: &mut Lines,
+) {
     let out = outcome(fixture);
     for i in 1..=calls {
         let took = call_time(fixture);
@@ -270,13 +276,7 @@ fn error(def: &CodeDef, calls: u32) -> ExpectedError {
     }
 }
 
-fn row(
-    def: &CodeDef,
-    case: Case,
-    inject: Vec<RouteScript>,
-    lines: &Lines,
-    expect: Expect,
-) -> Row {
+fn row(def: &CodeDef, case: Case, inject: Vec<RouteScript>, lines: &Lines, expect: Expect) -> Row {
     let mut settings = Settings::default();
     // Room for every expected call and then some, so a runaway shows in the
     // trace before the guard stops it.
@@ -379,7 +379,7 @@ pub fn rows(def: &CodeDef) -> Vec<Row> {
                 let mut l = Lines::new(&["A"], case == Case::RetryAfter);
                 failing_lines(def, fx, k, None, &mut l);
                 l.call(&format!("A{}", k + 1), "200 return", Duration::ZERO, None);
-                let elapsed = (case == Case::RetryAfter).then(|| DurationSpec::Exact(l.at));
+                let elapsed = (case == Case::RetryAfter).then_some(DurationSpec::Exact(l.at));
                 row(
                     def,
                     case,
@@ -405,7 +405,10 @@ pub fn rows(def: &CodeDef) -> Vec<Row> {
 /// The reference policy a code's rows run under.
 pub fn policy_yaml(def: &CodeDef) -> String {
     let routes = if def.retryable {
-        format!("[{{ name: A, attempts: {} }}]", def.max_attempts.unwrap_or(1))
+        format!(
+            "[{{ name: A, attempts: {} }}]",
+            def.max_attempts.unwrap_or(1)
+        )
     } else {
         format!("[{{ name: A, attempts: {PROBE_ATTEMPTS} }}, {{ name: B, attempts: 1 }}]")
     };

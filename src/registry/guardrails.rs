@@ -92,7 +92,9 @@ impl Guardrail {
                         .iter()
                         .map(|s| s.name.as_str())
                         .filter(|s| crate::diag::did_you_mean(&c.name, [*s]).is_some())
-                        .map(|s| format!(" (the fixture `{s}` looks like it; was the code renamed?)"))
+                        .map(|s| {
+                            format!(" (the fixture `{s}` looks like it; was the code renamed?)")
+                        })
                         .next()
                         .unwrap_or_default();
                     bad.push((
@@ -108,7 +110,11 @@ impl Guardrail {
                         .unwrap_or_default();
                     bad.push((
                         s.name.clone(),
-                        format!("{}: `fixtures.{}` names no code (left behind after a rename?){hint}", at(s.line), s.name),
+                        format!(
+                            "{}: `fixtures.{}` names no code (left behind after a rename?){hint}",
+                            at(s.line),
+                            s.name
+                        ),
                     ));
                 }
             }
@@ -116,7 +122,10 @@ impl Guardrail {
                 for c in r.codes.iter().filter(|c| !c.retryable_declared) {
                     bad.push((
                         c.name.clone(),
-                        format!("{}: add `retryable: true` or `retryable: false`", at(c.line)),
+                        format!(
+                            "{}: add `retryable: true` or `retryable: false`",
+                            at(c.line)
+                        ),
                     ));
                 }
             }
@@ -139,12 +148,17 @@ impl Guardrail {
                 }
             }
             Guardrail::TerminalDeclaresEscalation => {
-                for c in r.codes.iter().filter(|c| {
-                    c.retryable_declared && !c.retryable && c.escalate_to.is_none()
-                }) {
+                for c in r
+                    .codes
+                    .iter()
+                    .filter(|c| c.retryable_declared && !c.retryable && c.escalate_to.is_none())
+                {
                     bad.push((
                         c.name.clone(),
-                        format!("{}: missing escalate_to (who is told when a run fails with it?)", at(c.line)),
+                        format!(
+                            "{}: missing escalate_to (who is told when a run fails with it?)",
+                            at(c.line)
+                        ),
                     ));
                 }
             }
@@ -153,7 +167,8 @@ impl Guardrail {
                     let Some(f) = &c.fixture else { continue };
                     let got = classify(r, &f.entry, &[]);
                     if got.as_deref() != Some(c.name.as_str()) {
-                        let seen = got.map_or("success (no code)".to_string(), |g| format!("`{g}`"));
+                        let seen =
+                            got.map_or("success (no code)".to_string(), |g| format!("`{g}`"));
                         bad.push((
                             c.name.clone(),
                             format!("{}: the fixture ({}) is classified as {seen}: fix the fixture or the code's `match`", at(f.line), generate::outcome(&f.entry)),

@@ -78,7 +78,8 @@ impl Suite {
                 Ok(()) => Verdict::Passed,
                 Err(e) => Verdict::Failed(e),
             };
-            let location = matches!(verdict, Verdict::Failed(_)).then(|| m.row_location(&m.rows[i]));
+            let location =
+                matches!(verdict, Verdict::Failed(_)).then(|| m.row_location(&m.rows[i]));
             out.push(RowResult {
                 id,
                 tags: m.rows[i].tags.clone(),

@@ -60,12 +60,8 @@ fn fixture(r: &Registry, c: &CodeDef) -> (String, String) {
         }
     }
     if !f.entry.latency.is_zero() {
-        write!(
-            what,
-            ", after {}",
-            crate::duration::format(f.entry.latency)
-        )
-        .expect("writing to a string");
+        write!(what, ", after {}", crate::duration::format(f.entry.latency))
+            .expect("writing to a string");
     }
     let status = match guardrails::classify(r, &f.entry, &[]) {
         Some(code) if code == c.name => "ok".to_string(),
@@ -118,18 +114,13 @@ pub fn markdown(r: &Registry) -> String {
                 .max_attempts
                 .map_or_else(|| missing("missing"), |n| n.to_string()),
         };
-        let escalate = c
-            .escalate_to
-            .clone()
-            .unwrap_or_else(|| missing("missing"));
+        let escalate = c.escalate_to.clone().unwrap_or_else(|| missing("missing"));
         let (fx, status) = fixture(r, c);
         let recovers = match (&c.fixture, c.retryable) {
             (_, false) => "never".to_string(),
-            (Some(f), true) => f
-                .recovers_after
-                .map_or("never".into(), |k| {
-                    format!("{k} failing call{}", if k == 1 { "" } else { "s" })
-                }),
+            (Some(f), true) => f.recovers_after.map_or("never".into(), |k| {
+                format!("{k} failing call{}", if k == 1 { "" } else { "s" })
+            }),
             (None, true) => "—".into(),
         };
         let cases: Vec<&str> = generate::cases(c)
