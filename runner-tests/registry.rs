@@ -517,3 +517,43 @@ fn cli_run_and_list_include_generated_tests_and_guardrails() {
     assert!(out.contains("---- matrices/codes.yaml::guardrail::every code has a fixture ----\nguardrail `every code has a fixture` failed for 1 code: INVALID_INPUT\n"), "{out}");
     assert!(out.ends_with("9 passed, 2 failed\n"), "{out}");
 }
+
+#[test]
+fn registry_schema_errors_are_load_errors_with_positions() {
+    // (registry text, the first diagnostic's headline and line)
+    let cases: [(&str, &str, usize); 5] = [
+        (
+            "version: 1\ncodes:\n  X: { retryable: false, escalate_to: t, fixture: { status: 400 } }\nfixtures:\n  X: { status: 400 }\n",
+            "code `X` has two fixtures",
+            5,
+        ),
+        (
+            "version: 1\ncodes:\n  X:\n    retryable: false\n    max_attempts: 3\n    escalate_to: t\n",
+            "terminal code `X` declares `max_attempts: 3`",
+            5,
+        ),
+        (
+            "version: 1\ncodes:\n  X: { retryable: true, max_attempts: 0, escalate_to: t }\n",
+            "`max_attempts` is 0: it counts the first call, so it is at least 1",
+            3,
+        ),
+        (
+            "version: 1\ncodes:\n  X: { retryable: true, max_attempts: 2, escalate_to: t }\nfixtures:\n  X: { status: 503, recovers_after: 0 }\n",
+            "`recovers_after` is 0: it counts the failing calls before the code recovers, so it is at least 1",
+            5,
+        ),
+        (
+            "version: 1\ncodes:\n  X: { retryable: true, max_attempts: 2, escalate_to: t, fixtures: {} }\n",
+            "unknown key `fixtures` in `codes.X`",
+            3,
+        ),
+    ];
+    for (text, headline, line) in cases {
+        let e = match faultmatrix::load::registry_from_text("codes.yaml", text) {
+            Ok(_) => panic!("loads: {text}"),
+            Err(e) => e,
+        };
+        let d = &e.diagnostics[0];
+        assert_eq!((d.message.as_str(), d.pos.line), (headline, line), "{e}");
+    }
+}
