@@ -537,7 +537,9 @@ fn the_readme_failure_example_is_real_output() {
     let seed = std::fs::read_to_string("matrices/seed-fallback.yaml").unwrap();
     let slow = seed.replace("backoff: { initial: 1s", "backoff: { initial: 2s");
     assert_ne!(seed, slow, "the seed matrix sets initial: 1s");
-    let m = load_text("matrices/seed-fallback.yaml", &slow, None, &Systems::new()).unwrap();
+    // `registry: codes.yaml` resolves next to the seed matrix.
+    let dir = Some(Path::new("matrices"));
+    let m = load_text("matrices/seed-fallback.yaml", &slow, dir, &Systems::new()).unwrap();
     let row = m
         .rows
         .iter()

@@ -17,6 +17,7 @@
 //! | the reference retry/fallback system | [`policy`] |
 //! | trace text and comparison | [`trace`], [`compare`] |
 //! | cargo test harness, CLI reports | [`harness`], [`report`] |
+//! | reason codes: generated tests, guardrails, review table, `check` | [`registry`], [`check`] |
 #![warn(missing_docs)]
 
 pub mod check;
