@@ -285,6 +285,9 @@ codes:
         failure.contains("- A1 503 STOLEN fail\n+ A1 503 A_OK retry wait=1s\n"),
         "{failure}"
     );
+    // The failure points at the code in the registry.
+    let at = format!("  --> {}:10:3\n", r.origin);
+    assert!(failure.contains(&at), "{failure}");
 }
 
 #[test]

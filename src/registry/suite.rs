@@ -78,8 +78,7 @@ impl Suite {
                 Ok(()) => Verdict::Passed,
                 Err(e) => Verdict::Failed(e),
             };
-            let location =
-                matches!(verdict, Verdict::Failed(_)).then(|| m.row_location(&m.rows[i]));
+            let location = matches!(verdict, Verdict::Failed(_)).then(|| location(m, i));
             out.push(RowResult {
                 id,
                 tags: m.rows[i].tags.clone(),
@@ -96,11 +95,24 @@ impl Suite {
     }
 }
 
-/// Runs one generated row through the ordinary run and compare path.
+/// Runs one generated row through the ordinary run and compare path. A
+/// failure points at the code's name in the registry file.
 pub fn run_generated(m: &Matrix, i: usize) -> Result<(), String> {
     let row = &m.rows[i];
     let obs = crate::run::run_row(m, row);
-    crate::compare::check(m, row, &obs)
+    crate::compare::check(m, row, &obs).map_err(|msg| {
+        msg.replacen(
+            &format!("--> {}\n", m.row_location(row)),
+            &format!("--> {}\n", location(m, i)),
+            1,
+        )
+    })
+}
+
+/// `file:line:col` of the code a generated row tests (its key in `codes:`).
+pub fn location(m: &Matrix, i: usize) -> String {
+    let p = m.positions().key(&m.rows[i].path);
+    format!("{}:{}:{}", m.file, p.line, p.col)
 }
 
 /// A guardrail as a report line, when `keep` selects it.
