@@ -560,3 +560,46 @@ fn registry_schema_errors_are_load_errors_with_positions() {
         assert_eq!((d.message.as_str(), d.pos.line), (headline, line), "{e}");
     }
 }
+
+#[test]
+fn a_registry_that_does_not_load_is_one_failing_trial_named_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "codes.yaml",
+        &BASE.replace(
+            "    recovers_after: 2\n",
+            "    recovers_after: 2\n    repeat: 3\n",
+        ),
+    );
+    let h = faultmatrix::harness::Harness::new(dir.path());
+    let trials = h.trials(&libtest_mimic::Arguments::default()).unwrap();
+    let shown = faultmatrix::discover::display_name(&dir.path().join("codes.yaml"));
+    let names: Vec<&str> = trials.iter().map(|t| t.name()).collect();
+    assert_eq!(names, [shown.as_str()]);
+}
+
+#[test]
+fn cli_check_of_a_matrix_checks_the_registry_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "codes.yaml",
+        "version: 1\ncodes:\n  RARE: { retryable: true, match: { status: [451] }, fixture: { status: 451 } }\n",
+    );
+    write(
+        dir.path(),
+        "m.yaml",
+        "title: t\nregistry: codes.yaml\nrows:\n  - name: r\n    inject: { A: [RARE, 200] }\n    expect: { stop: success }\n",
+    );
+    let (code, out, _) = cli(dir.path(), &["check", "m.yaml"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.starts_with("error: guardrail `every retryable code declares max_attempts and escalate_to` failed for 1 code: RARE\n  = test: codes.yaml::guardrail::every retryable code declares max_attempts and escalate_to\n  codes.yaml:3: missing max_attempts and escalate_to\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("checked 1 matrix (1 rows) and 1 registry (1 codes): 1 problem\n"),
+        "{out}"
+    );
+}
