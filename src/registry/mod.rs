@@ -3,6 +3,17 @@
 //! fixture that imitates it. Classification of an observed answer into a
 //! code lives here, so the harness and the reference system speak the same
 //! language.
+//!
+//! | module | what it owns |
+//! |---|---|
+//! | [`cache`] | registry files parsed once per process per text |
+//! | [`generate`] | the generated rows of every code |
+//! | [`guardrails`] | the guardrails and the coverage of codes by rows |
+//! | [`suite`] | a registry file's generated tests and guardrails as named checks |
+//! | [`table`] | the Markdown review table (`faultmatrix codes`) |
+//!
+//! The format, the guardrails and the generated cases are described in
+//! `docs/registry.md`.
 
 pub mod cache;
 pub mod generate;
