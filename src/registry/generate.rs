@@ -462,6 +462,62 @@ pub fn generate(registry: &Arc<Registry>) -> Vec<Matrix> {
 mod tests {
     use super::*;
 
+    fn traces(text: &str) -> Vec<(String, String, Result<(), String>)> {
+        let r = Arc::new(crate::load::registry_from_text("codes.yaml", text).unwrap());
+        let mut out = Vec::new();
+        for m in generate(&r) {
+            for (i, row) in m.rows.iter().enumerate() {
+                let t: Vec<&str> = row
+                    .expect
+                    .trace
+                    .as_ref()
+                    .unwrap()
+                    .iter()
+                    .map(|l| l.text.as_str())
+                    .collect();
+                let verdict = crate::registry::suite::run_generated(&m, i);
+                out.push((row.name.clone(), t.join("\n"), verdict));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn guidance_in_milliseconds_and_as_an_http_date() {
+        // retry-after-ms wins over Retry-After; an HTTP date 3s after the
+        // virtual wall clock's start shrinks as virtual time passes.
+        let text = r#"version: 1
+codes:
+  MS:
+    retryable: true
+    max_attempts: 3
+    escalate_to: x
+    match: { status: [429] }
+    fixture: { status: 429, headers: { retry-after-ms: "1500", Retry-After: "9" } }
+  DATE:
+    retryable: true
+    max_attempts: 3
+    escalate_to: x
+    match: { status: [503] }
+    fixture: { status: 503, headers: { Retry-After: "Sun, 06 Nov 1994 08:49:40 GMT" } }
+"#;
+        let got = traces(text);
+        let find = |name: &str| got.iter().find(|(n, _, _)| n == name).unwrap();
+        let (_, t, v) =
+            find("generated::MS::exhausted: max_attempts calls, 1 escalation, never called again");
+        assert_eq!(
+            t,
+            "A1 429 MS retry wait=1500ms\nA2 429 MS retry wait=2s\nA3 429 MS fail"
+        );
+        assert_eq!(v, &Ok(()));
+        let (_, t, v) = find("generated::DATE::Retry-After: each wait is max(backoff, guidance)");
+        assert_eq!(
+            t,
+            "A1 503 DATE retry wait=3s at=0s\nA2 503 DATE retry wait=2s at=3s\nA3 200 return at=5s"
+        );
+        assert_eq!(v, &Ok(()));
+    }
+
     #[test]
     fn backoff_doubles_and_caps() {
         let got: Vec<u64> = (0..7).map(|r| backoff(r).as_secs()).collect();
