@@ -122,7 +122,7 @@ pub fn backoff(retry: u32) -> Duration {
 }
 
 /// Server guidance a fixture's answer carries, read at `at` (virtual time
-/// since the row's start, for HTTP dates). Answers without a full response
+/// since the row's start when the answer arrives, for HTTP dates). Answers without a full response
 /// (a fault, a stream that breaks after a 2xx) carry none.
 pub fn guidance(entry: &Entry, at: Duration) -> Option<Duration> {
     let Answer::Response(r) = &entry.answer else {
@@ -250,7 +250,8 @@ fn failing_lines(
                 lines.call(&format!("A{i}"), &format!("{rest} {end}"), took, None)
             }
             _ => {
-                let g = guidance(fixture, lines.at);
+                // Guidance is read when the answer arrives.
+                let g = guidance(fixture, lines.at + took);
                 let wait = effective_wait(i - 1, g);
                 lines.call(&format!("A{i}"), &format!("{rest} retry"), took, Some(wait));
             }
@@ -485,7 +486,8 @@ mod tests {
     #[test]
     fn guidance_in_milliseconds_and_as_an_http_date() {
         // retry-after-ms wins over Retry-After; an HTTP date 3s after the
-        // virtual wall clock's start shrinks as virtual time passes.
+        // virtual wall clock's start is read when the answer arrives (after
+        // 1s of latency) and shrinks as virtual time passes.
         let text = r#"version: 1
 codes:
   MS:
@@ -499,7 +501,7 @@ codes:
     max_attempts: 3
     escalate_to: x
     match: { status: [503] }
-    fixture: { status: 503, headers: { Retry-After: "Sun, 06 Nov 1994 08:49:40 GMT" } }
+    fixture: { status: 503, latency: 1s, headers: { Retry-After: "Sun, 06 Nov 1994 08:49:40 GMT" } }
 "#;
         let got = traces(text);
         let find = |name: &str| got.iter().find(|(n, _, _)| n == name).unwrap();
@@ -513,7 +515,7 @@ codes:
         let (_, t, v) = find("generated::DATE::Retry-After: each wait is max(backoff, guidance)");
         assert_eq!(
             t,
-            "A1 503 DATE retry wait=3s at=0s\nA2 503 DATE retry wait=2s at=3s\nA3 200 return at=5s"
+            "A1 503 DATE retry wait=2s at=0s\nA2 503 DATE retry wait=2s at=3s\nA3 200 return at=6s"
         );
         assert_eq!(v, &Ok(()));
     }
