@@ -41,6 +41,10 @@ pub enum Command {
     Codes(CodesArgs),
     /// Validate matrices and registries (schema, guardrails) without running rows.
     Check(CheckArgs),
+    /// Run rows as `run` does, recording every row's tape from the live
+    /// upstreams (`tapes.upstreams`, or FAULTMATRIX_UPSTREAM_<ROUTE>); a tape
+    /// is replaced only when its row passes. See docs/tapes.md.
+    Record(RunArgs),
 }
 
 /// `codes` options.
@@ -103,6 +107,13 @@ pub fn main() -> ExitCode {
         Command::List(a) => cmd_list(&a, &systems),
         Command::Codes(a) => crate::registry::table::cmd_codes(a.registry.as_deref()),
         Command::Check(a) => cmd_check(&a, &systems),
+        Command::Record(a) => {
+            crate::tape::Mode::set_global(crate::tape::Mode::Record(crate::tape::RecordOptions {
+                env: true,
+                ..Default::default()
+            }));
+            cmd_run(&a, &systems)
+        }
     })
 }
 
@@ -238,13 +249,10 @@ pub fn run_matrix(m: &Matrix, keep: &dyn Fn(&str) -> bool) -> Vec<RowResult> {
         }
         let verdict = match &row.ignore {
             Some(reason) => Verdict::Ignored(reason.clone()),
-            None => {
-                let obs = crate::run::run_row(m, row);
-                match crate::compare::check(m, row, &obs) {
-                    Ok(()) => Verdict::Passed,
-                    Err(msg) => Verdict::Failed(msg),
-                }
-            }
+            None => match crate::run::run_and_check(m, row) {
+                Ok(()) => Verdict::Passed,
+                Err(msg) => Verdict::Failed(msg),
+            },
         };
         let location = matches!(verdict, Verdict::Failed(_)).then(|| m.row_location(row));
         out.push(RowResult {

@@ -146,7 +146,5 @@ impl Harness {
 }
 
 fn run_trial(m: &crate::model::Matrix, i: usize) -> Result<(), Failed> {
-    let row = &m.rows[i];
-    let obs = crate::run::run_row(m, row);
-    crate::compare::check(m, row, &obs).map_err(Failed::from)
+    crate::run::run_and_check(m, &m.rows[i]).map_err(Failed::from)
 }

@@ -18,6 +18,7 @@
 //! | trace text and comparison | [`trace`], [`compare`] |
 //! | cargo test harness, CLI reports | [`harness`], [`report`] |
 //! | reason codes: generated tests, guardrails, review table, `check` | [`registry`], [`check`] |
+//! | recorded tapes: replay, record, scrub | [`tape`] |
 #![warn(missing_docs)]
 
 pub mod check;
@@ -35,6 +36,7 @@ pub mod report;
 pub mod run;
 pub mod script;
 pub mod system;
+pub mod tape;
 pub mod trace;
 pub mod transport;
 pub mod yaml;

@@ -104,6 +104,8 @@ pub struct Row {
     pub settings: Settings,
     /// What must be observed.
     pub expect: Expect,
+    /// The tape the row's script comes from, instead of `inject`.
+    pub tape: Option<crate::tape::TapeRow>,
 }
 
 /// The scripted answers of one route.

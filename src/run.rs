@@ -11,6 +11,9 @@ use std::time::Duration;
 use crate::model::{Matrix, Row};
 use crate::script::{CallRecord, Scripted};
 use crate::system::{EscalationSink, JitterSource, RowContext, SystemResult};
+use crate::tape::record::Session;
+use crate::tape::{Mode, TapeOutcome};
+use crate::transport::Transport;
 use crate::trace::{self, Ending, ObservedLine};
 
 /// How the system's run ended.
@@ -43,6 +46,8 @@ pub struct Observation {
     pub failures: Vec<String>,
     /// The row's synthetic request id.
     pub request_id: String,
+    /// What became of the row's tape, when it has one.
+    pub tape: Option<crate::tape::TapeOutcome>,
 }
 
 impl Observation {
@@ -68,25 +73,58 @@ pub fn request_id(file: &str, row: &str) -> String {
     format!("req-{h:08x}")
 }
 
-/// Runs a row of a matrix.
+/// Runs a row of a matrix (tapes in the process-wide [`Mode`]).
 pub fn run_row(matrix: &Matrix, row: &Row) -> Observation {
+    run_row_with(matrix, row, &Mode::current())
+}
+
+/// Runs a row and checks it: the verdict the harness and the CLI report.
+/// A recorded tape is moved into place only when this passes.
+pub fn run_and_check(matrix: &Matrix, row: &Row) -> Result<(), String> {
+    crate::tape::check_row(matrix, row, &Mode::current())
+}
+
+/// Runs a row of a matrix, replaying or recording its tape as `mode` says.
+pub fn run_row_with(matrix: &Matrix, row: &Row, mode: &Mode) -> Observation {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()
         .expect("building a current-thread runtime does not fail");
-    rt.block_on(run_row_async(matrix, row))
+    rt.block_on(run_row_async(matrix, row, mode))
 }
 
-async fn run_row_async(matrix: &Matrix, row: &Row) -> Observation {
+async fn run_row_async(matrix: &Matrix, row: &Row, mode: &Mode) -> Observation {
     let s = &row.settings;
-    let transport = Scripted::new(&row.inject, s.max_calls);
+    let request_id = request_id(&matrix.file, &row.name);
+    let (transport, system_transport, session): (Scripted, Arc<dyn Transport>, _) =
+        match &row.tape {
+            None => {
+                let t = Scripted::new(&row.inject, s.max_calls);
+                (t.clone(), Arc::new(t), None)
+            }
+            Some(tape) => match Session::open(tape, mode, s.max_calls) {
+                Ok((t, system, session)) => (t, system, Some(session)),
+                Err(message) => {
+                    return Observation {
+                        calls: Vec::new(),
+                        lines: Vec::new(),
+                        end: RunEnd::Aborted,
+                        returned_at: Duration::ZERO,
+                        escalations: Vec::new(),
+                        records: 0,
+                        failures: vec![message.clone()],
+                        request_id,
+                        tape: Some(TapeOutcome::Unavailable(message)),
+                    }
+                }
+            },
+        };
     let abort = transport.abort_signal();
     let jitter = JitterSource::new(&s.jitter);
     let escalations = EscalationSink::default();
-    let request_id = request_id(&matrix.file, &row.name);
     let ctx = RowContext {
-        transport: Arc::new(transport.clone()),
+        transport: system_transport,
         request: s.request.clone(),
         request_id: request_id.clone(),
         deadline: s.deadline,
@@ -120,7 +158,13 @@ async fn run_row_async(matrix: &Matrix, row: &Row) -> Observation {
         ));
     }
     let route_order: Vec<String> = row.inject.iter().map(|r| r.route.clone()).collect();
-    let report = transport.finish(&route_order);
+    let (report, tape) = match &session {
+        Some(session) => {
+            let (report, outcome) = session.finish();
+            (report, Some(outcome))
+        }
+        None => (transport.finish(&route_order), None),
+    };
     let mut failures = report.failures;
     if matches!(end, RunEnd::Hung) {
         let waiting = in_flight
@@ -174,5 +218,6 @@ async fn run_row_async(matrix: &Matrix, row: &Row) -> Observation {
         records: report.records,
         failures,
         request_id,
+        tape,
     }
 }

@@ -132,6 +132,22 @@ impl Scripted {
         }
     }
 
+    /// Appends an entry to a route's script (the recorder scripts each
+    /// answer as it arrives from the live upstream).
+    pub fn push_entry(&self, route: &str, entry: Entry) {
+        let mut st = lock(&self.state);
+        st.routes
+            .entry(route.to_string())
+            .or_insert_with(|| RouteState {
+                entries: Vec::new(),
+                cursor: 0,
+                served_current: 0,
+                served_total: 0,
+            })
+            .entries
+            .push(entry);
+    }
+
     /// Notified when a harness failure aborts the run.
     pub fn abort_signal(&self) -> Arc<Notify> {
         self.abort.clone()

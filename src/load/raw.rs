@@ -70,6 +70,9 @@ pub struct RawMatrix {
     /// Defaults for every row.
     #[serde(default)]
     pub defaults: Option<RawSettings>,
+    /// Tape settings (upstreams for recording, scrub rules): `crate::tape::config`.
+    #[serde(default)]
+    pub tapes: Option<Value>,
     /// The rows.
     pub rows: Vec<Value>,
 }
@@ -139,6 +142,12 @@ pub struct RawRow {
     pub max_calls: Option<u32>,
     /// Expectations.
     pub expect: RawExpect,
+    /// A tape to replay instead of `inject` (relative to the matrix file).
+    #[serde(default)]
+    pub tape: Option<String>,
+    /// The shape a recording of the tape must have.
+    #[serde(default)]
+    pub record: Option<Value>,
 }
 
 /// The request a row sends.

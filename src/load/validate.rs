@@ -259,6 +259,17 @@ fn load_inner(
         apply_settings(cx, &mut base, d, &[key("defaults")]);
     }
 
+    // Tape settings.
+    let tape_config = match crate::tape::config::parse_config(raw.tapes.as_ref()) {
+        Ok(c) => Arc::new(c),
+        Err(errors) => {
+            for e in errors {
+                cx.yaml_error(e);
+            }
+            Arc::default()
+        }
+    };
+
     // Rows.
     let routes: Option<Vec<String>> = built.as_ref().and_then(|b| b.routes.clone());
     let check_stops = system_name == "reference";
@@ -272,7 +283,7 @@ fn load_inner(
     let mut names: HashMap<String, usize> = HashMap::new();
     for (i, rv) in raw.rows.iter().enumerate() {
         let path = vec![key("rows"), Seg::Index(i)];
-        let rr: RawRow = match yaml::from_value(rv, &path) {
+        let mut rr: RawRow = match yaml::from_value(rv, &path) {
             Ok(r) => r,
             Err(e) => {
                 cx.yaml_error(e);
@@ -288,15 +299,18 @@ fn load_inner(
         } else {
             names.insert(rr.name.clone(), i);
         }
-        if let Some(row) = validate_row(
+        let (tape, record) = (rr.tape.take(), rr.record.take());
+        let has_inject = rr.inject.is_some();
+        if let Some(mut row) = validate_row(
             cx,
             rr,
-            path,
+            path.clone(),
             &base,
             routes.as_deref(),
             &registry,
             check_stops,
         ) {
+            row.tape = row_tape(cx, tape, record, has_inject, &path, dir, &tape_config);
             rows.push(row);
         }
     }
@@ -346,6 +360,49 @@ fn registry_load_error(cx: &mut Ctx<'_>, path: &Path, e: crate::registry::cache:
                     "run `faultmatrix check {shown}` to see every error"
                 )),
             );
+        }
+    }
+}
+
+/// A row's `tape:` and `record:` keys (see `crate::tape::config`).
+fn row_tape(
+    cx: &mut Ctx<'_>,
+    tape: Option<String>,
+    record: Option<Value>,
+    has_inject: bool,
+    path: &[Seg],
+    dir: Option<&Path>,
+    config: &Arc<crate::tape::TapeConfig>,
+) -> Option<crate::tape::TapeRow> {
+    let Some(tape) = tape else {
+        if record.is_some() {
+            let pos = cx.key_pos(&child(path, key("record")));
+            cx.error_at(
+                pos,
+                "`record` without `tape`: only a tape is recorded",
+                Some("add `tape: tapes/NAME.yaml` (relative to this file)".into()),
+                None,
+            );
+        }
+        return None;
+    };
+    if has_inject {
+        let pos = cx.key_pos(&child(path, key("tape")));
+        cx.error_at(
+            pos,
+            "a row takes its script from `inject` or from `tape`, not both",
+            Some("remove `inject`: the tape holds the answers".into()),
+            None,
+        );
+        return None;
+    }
+    match crate::tape::config::parse_row(&tape, record.as_ref(), path, dir, config) {
+        Ok(t) => Some(t),
+        Err(errors) => {
+            for e in errors {
+                cx.yaml_error(e);
+            }
+            None
         }
     }
 }
@@ -535,6 +592,7 @@ fn validate_row(
         inject,
         settings,
         expect,
+        tape: None,
     })
 }
 

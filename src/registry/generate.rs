@@ -290,6 +290,7 @@ fn row(def: &CodeDef, case: Case, inject: Vec<RouteScript>, lines: &Lines, expec
         ignore: None,
         tags: vec!["generated".into(), def.name.clone()],
         inject,
+        tape: None,
         settings,
         expect: Expect {
             trace: Some(lines.parse()),
