@@ -13,8 +13,8 @@ use crate::script::{CallRecord, Scripted};
 use crate::system::{EscalationSink, JitterSource, RowContext, SystemResult};
 use crate::tape::record::Session;
 use crate::tape::{Mode, TapeOutcome};
-use crate::transport::Transport;
 use crate::trace::{self, Ending, ObservedLine};
+use crate::transport::Transport;
 
 /// How the system's run ended.
 #[derive(Debug, Clone)]
@@ -97,29 +97,29 @@ pub fn run_row_with(matrix: &Matrix, row: &Row, mode: &Mode) -> Observation {
 async fn run_row_async(matrix: &Matrix, row: &Row, mode: &Mode) -> Observation {
     let s = &row.settings;
     let request_id = request_id(&matrix.file, &row.name);
-    let (transport, system_transport, session): (Scripted, Arc<dyn Transport>, _) =
-        match &row.tape {
-            None => {
-                let t = Scripted::new(&row.inject, s.max_calls);
-                (t.clone(), Arc::new(t), None)
-            }
-            Some(tape) => match Session::open(tape, mode, s.max_calls) {
-                Ok((t, system, session)) => (t, system, Some(session)),
-                Err(message) => {
-                    return Observation {
-                        calls: Vec::new(),
-                        lines: Vec::new(),
-                        end: RunEnd::Aborted,
-                        returned_at: Duration::ZERO,
-                        escalations: Vec::new(),
-                        records: 0,
-                        failures: vec![message.clone()],
-                        request_id,
-                        tape: Some(TapeOutcome::Unavailable(message)),
-                    }
+    let (transport, system_transport, session): (Scripted, Arc<dyn Transport>, _) = match &row.tape
+    {
+        None => {
+            let t = Scripted::new(&row.inject, s.max_calls);
+            (t.clone(), Arc::new(t), None)
+        }
+        Some(tape) => match Session::open(tape, mode, s.max_calls) {
+            Ok((t, system, session)) => (t, system, Some(session)),
+            Err(message) => {
+                return Observation {
+                    calls: Vec::new(),
+                    lines: Vec::new(),
+                    end: RunEnd::Aborted,
+                    returned_at: Duration::ZERO,
+                    escalations: Vec::new(),
+                    records: 0,
+                    failures: vec![message.clone()],
+                    request_id,
+                    tape: Some(TapeOutcome::Unavailable(message)),
                 }
-            },
-        };
+            }
+        },
+    };
     let abort = transport.abort_signal();
     let jitter = JitterSource::new(&s.jitter);
     let escalations = EscalationSink::default();

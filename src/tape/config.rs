@@ -256,14 +256,26 @@ mod tests {
         let e = parse_config(Some(&v("upstreams: { A: 'https://x' }"))).unwrap_err();
         assert!(e[0].message.contains("https is not supported"), "{e:?}");
         assert_eq!(yaml::path_text(&e[0].path), "tapes.upstreams.A");
-        let e = parse_config(Some(&v("scrub: { json_paths: ['a..b'], prefixes: [x] }"))).unwrap_err();
+        let e =
+            parse_config(Some(&v("scrub: { json_paths: ['a..b'], prefixes: [x] }"))).unwrap_err();
         assert_eq!(e.len(), 2);
         let cfg = Arc::new(TapeConfig::default());
         let row = [key("rows"), Seg::Index(0)];
-        let e = parse_row("t.yaml", Some(&v("expect: [429, later]")), &row, None, &cfg).unwrap_err();
+        let e =
+            parse_row("t.yaml", Some(&v("expect: [429, later]")), &row, None, &cfg).unwrap_err();
         assert_eq!(yaml::path_text(&e[0].path), "rows[0].record.expect[1]");
-        assert!(e[0].message.contains("`later` is not an answer shape"), "{e:?}");
-        let ok = parse_row("t.yaml", Some(&v("expect: [429, '200', broken]")), &row, Some(Path::new("m")), &cfg).unwrap();
+        assert!(
+            e[0].message.contains("`later` is not an answer shape"),
+            "{e:?}"
+        );
+        let ok = parse_row(
+            "t.yaml",
+            Some(&v("expect: [429, '200', broken]")),
+            &row,
+            Some(Path::new("m")),
+            &cfg,
+        )
+        .unwrap();
         assert_eq!(ok.record_expect.unwrap(), ["429", "200", "broken"]);
         assert_eq!(ok.path, Path::new("m/t.yaml"));
     }

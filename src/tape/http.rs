@@ -294,7 +294,9 @@ pub fn parse_sse(text: &str) -> (Vec<SseItem>, bool) {
             continue;
         }
         if let Some(c) = line.strip_prefix(':') {
-            items.push(SseItem::Comment(c.strip_prefix(' ').unwrap_or(c).to_string()));
+            items.push(SseItem::Comment(
+                c.strip_prefix(' ').unwrap_or(c).to_string(),
+            ));
             continue;
         }
         let (field, value) = match line.split_once(':') {

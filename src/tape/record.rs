@@ -55,6 +55,8 @@ pub struct Recording {
     pub got: Vec<String>,
     /// Why the temporary file could not be written.
     pub write_error: Option<String>,
+    /// Why recording stopped early (an upstream that cannot be reached).
+    pub problem: Option<String>,
 }
 
 impl Recording {
@@ -66,7 +68,10 @@ impl Recording {
         let tmp = self.tmp.as_ref().expect("written when there is no error");
         std::fs::rename(tmp, &self.target).map_err(|e| {
             let _ = std::fs::remove_file(tmp);
-            format!("recording {}: cannot move the tape into place: {e}", self.file)
+            format!(
+                "recording {}: cannot move the tape into place: {e}",
+                self.file
+            )
         })
     }
 
@@ -154,6 +159,7 @@ pub struct Recorder {
     inner: Scripted,
     setup: Arc<Setup>,
     tape: Arc<Mutex<Vec<Interaction>>>,
+    problem: Arc<Mutex<Option<String>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -182,6 +188,7 @@ impl Recorder {
             inner: Scripted::new(&[], max_calls),
             setup: Arc::new(setup),
             tape: Arc::new(Mutex::new(Vec::new())),
+            problem: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -191,6 +198,7 @@ impl Recorder {
     }
 
     fn stop(&self, message: String) -> BoxFuture<'static, Result<Response, TransportError>> {
+        lock(&self.problem).get_or_insert_with(|| message.clone());
         self.inner.fail(message);
         self.inner.abort_signal().notify_one();
         Box::pin(std::future::pending())
@@ -212,6 +220,7 @@ impl Recorder {
             file: row.file.clone(),
             got,
             write_error: None,
+            problem: lock(&self.problem).clone(),
         };
         let text = Tape::new(interactions).to_text();
         match write_tmp(&row.path, &text) {
@@ -264,7 +273,10 @@ fn write_tmp(target: &Path, text: &str) -> std::io::Result<PathBuf> {
 
 /// The request as sent on the wire: headers and a JSON body. The routing
 /// block's keys go at the top level of the body (`"provider": {...}`).
-pub fn wire_request(r: &Request, key: Option<&(String, String)>) -> (Vec<(String, String)>, String) {
+pub fn wire_request(
+    r: &Request,
+    key: Option<&(String, String)>,
+) -> (Vec<(String, String)>, String) {
     let mut body = serde_json::Map::new();
     if let Some(m) = &r.model {
         body.insert("model".into(), m.clone().into());
@@ -410,7 +422,10 @@ impl Transport for Recorder {
                 }
                 Err(e) => {
                     return this
-                        .stop(format!("recording {}: the call failed: {e}", this.setup.row.file))
+                        .stop(format!(
+                            "recording {}: the call failed: {e}",
+                            this.setup.row.file
+                        ))
                         .await
                 }
             };
@@ -465,18 +480,25 @@ impl Session {
         match mode {
             Mode::Replay => {
                 let tape = Tape::read(&row.path, &row.file).map_err(|e| match e.kind {
-                    TapeErrorKind::Missing => format!(
-                        "{} (the row says `tape: {}`)",
-                        e.message, row.written
-                    ),
+                    TapeErrorKind::Missing => {
+                        format!("{} (the row says `tape: {}`)", e.message, row.written)
+                    }
                     _ => e.message,
                 })?;
                 let r = Replay::new(&tape, &row.file, max_calls);
-                Ok((r.scripted().clone(), Arc::new(r.clone()), Session::Replay(r)))
+                Ok((
+                    r.scripted().clone(),
+                    Arc::new(r.clone()),
+                    Session::Replay(r),
+                ))
             }
             Mode::Record(opts) => {
                 let r = Recorder::new(row, opts, max_calls);
-                Ok((r.scripted().clone(), Arc::new(r.clone()), Session::Record(r)))
+                Ok((
+                    r.scripted().clone(),
+                    Arc::new(r.clone()),
+                    Session::Record(r),
+                ))
             }
         }
     }
@@ -518,6 +540,10 @@ pub fn check_row(matrix: &Matrix, row: &Row, mode: &Mode) -> Result<(), String> 
         Some(TapeOutcome::Unavailable(msg)) => Err(format!("{header}{msg}\n")),
         Some(TapeOutcome::Recorded(rec)) => {
             let verdict = match wanted_shape(row) {
+                _ if rec.problem.is_some() => Err(format!(
+                    "{header}{}\n",
+                    rec.problem.as_deref().unwrap_or_default()
+                )),
                 None => Err(format!(
                     "{header}recording {}: the row does not say which answers it wants recorded: add `record: {{ expect: [429, 200] }}` or an `expect.trace`\n",
                     rec.file

@@ -200,7 +200,13 @@ impl Replay {
                 labels: tape
                     .interactions
                     .iter()
-                    .map(|i| format!("{} {}", i.request.route, format::response_label(&i.response)))
+                    .map(|i| {
+                        format!(
+                            "{} {}",
+                            i.request.route,
+                            format::response_label(&i.response)
+                        )
+                    })
                     .collect(),
                 cursor: 0,
                 per_route: HashMap::new(),
@@ -239,7 +245,11 @@ impl Replay {
         report
     }
 
-    fn stop(&self, st: &mut State, message: String) -> BoxFuture<'static, Result<Response, TransportError>> {
+    fn stop(
+        &self,
+        st: &mut State,
+        message: String,
+    ) -> BoxFuture<'static, Result<Response, TransportError>> {
         st.stopped = true;
         self.inner.fail(message);
         self.inner.abort_signal().notify_one();
@@ -299,7 +309,10 @@ mod tests {
         let a = canonical(&json!({"provider": {"order": ["x"], "allow_fallbacks": false}}));
         let b = canonical(&json!({"provider": {"allow_fallbacks": false, "order": ["x"]}}));
         assert_eq!(a, b);
-        assert_ne!(a, canonical(&json!({"provider": {"order": ["y"], "allow_fallbacks": false}})));
+        assert_ne!(
+            a,
+            canonical(&json!({"provider": {"order": ["y"], "allow_fallbacks": false}}))
+        );
     }
 
     #[test]

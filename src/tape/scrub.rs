@@ -136,7 +136,11 @@ impl Scrubber {
                 // Re-serialize only when something changed, to keep bytes.
                 let before: serde_json::Value =
                     serde_json::from_str(s).expect("parsed a moment ago");
-                let text = if before == v { s.to_string() } else { v.to_string() };
+                let text = if before == v {
+                    s.to_string()
+                } else {
+                    v.to_string()
+                };
                 self.text(&text)
             }
             _ => self.text(s),
@@ -174,7 +178,10 @@ impl Scrubber {
 
     fn path_hit(&self, path: &[String]) -> bool {
         self.paths.iter().any(|p| {
-            p.len() == path.len() && p.iter().zip(path).all(|(want, got)| want == "*" || want == got)
+            p.len() == path.len()
+                && p.iter()
+                    .zip(path)
+                    .all(|(want, got)| want == "*" || want == got)
         })
     }
 
@@ -249,7 +256,10 @@ mod tests {
         let s = Scrubber::new(&[], &["error.account".into(), "data.*.user".into()], &[]);
         let body = r#"{"error":{"code":"rate_limit","account":"12345","api_key":"k-1"},"data":[{"user":"bob","n":1}]}"#;
         let out = s.body(body);
-        assert!(!out.contains("12345") && !out.contains("k-1") && !out.contains("bob"), "{out}");
+        assert!(
+            !out.contains("12345") && !out.contains("k-1") && !out.contains("bob"),
+            "{out}"
+        );
         assert!(out.contains("rate_limit"), "{out}");
         let plain = r#"{ "ok" : true }"#;
         assert_eq!(s.body(plain), plain);
@@ -259,6 +269,9 @@ mod tests {
     fn secrets_sent_are_scrubbed_wherever_they_appear() {
         let mut s = Scrubber::default();
         s.secret("hunter2-key");
-        assert_eq!(s.body(r#"{"echo":"Bearer hunter2-key"}"#), r#"{"echo":"Bearer [scrubbed]"}"#);
+        assert_eq!(
+            s.body(r#"{"echo":"Bearer hunter2-key"}"#),
+            r#"{"echo":"Bearer [scrubbed]"}"#
+        );
     }
 }

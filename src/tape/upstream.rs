@@ -163,7 +163,10 @@ impl Upstream {
                 };
                 seen2.lock().unwrap_or_else(|e| e.into_inner()).push(req);
                 let reply = replies.next().unwrap_or_else(|| {
-                    Reply::json(500, r#"{"error":"the test upstream's script is exhausted"}"#)
+                    Reply::json(
+                        500,
+                        r#"{"error":"the test upstream's script is exhausted"}"#,
+                    )
                 });
                 let _ = reply.write(&mut s);
                 let _ = s.shutdown(std::net::Shutdown::Both);
