@@ -68,8 +68,10 @@ policy:
     - { name: B, attempts: 2 }
   backoff: { initial: 1s, factor: 2, cap: 30s, jitter: none }
   deadline: 60s
+  attempt_timeout: 5s
 tapes:
   scrub: { headers: [x-account], json_paths: [error.owner], prefixes: [cus_] }
+  timeout: 300ms
 defaults:
   request:
     model: gpt-4o-mini
@@ -581,4 +583,166 @@ fn shipped_tapes_are_what_the_record_mode_records() {
         stale.is_empty(),
         "shipped tapes differ from what the record mode records: {stale:?}\nre-record them with FAULTMATRIX_RERECORD_SHIPPED=1 cargo test --test tapes shipped_tapes"
     );
+}
+
+#[test]
+fn resets_and_timeouts_are_recorded_as_faults_and_replay_as_such() {
+    let t = Tree::new();
+    let rows = r#"
+  - name: reset, then too slow, then served
+    tape: tapes/faults.yaml
+    record: { expect: [reset, timeout, 200] }
+    expect:
+      trace: |
+        A1 reset CONNECTION_RESET retry wait=1s
+        A2 timeout TIMEOUT retry wait=2s
+        A3 200 return
+      stop: success
+      elapsed: 8s
+"#;
+    let m = t.matrix(rows);
+    let up = Upstream::start(vec![
+        Reply::reset(),
+        // Slower than `tapes.timeout: 300ms`, in real time.
+        served().delay(std::time::Duration::from_millis(800)),
+        served(),
+    ])
+    .unwrap();
+    check(
+        &m,
+        "reset, then too slow, then served",
+        &record(&[("A", &up)]),
+    )
+    .unwrap();
+    let text = t.tape_text("tapes/faults.yaml");
+    assert!(
+        text.contains("fault: reset") && text.contains("fault: timeout"),
+        "{text}"
+    );
+    drop(up);
+    // The replayed timeout lasts the system's own 5s attempt timeout, on
+    // the virtual clock.
+    check(&m, "reset, then too slow, then served", &Mode::Replay).unwrap();
+}
+
+#[test]
+fn bad_tape_keys_in_a_matrix_are_diagnosed_with_positions() {
+    let cases: [(&str, &str); 5] = [
+        (
+            "  - name: both\n    tape: tapes/x.yaml\n    inject: { A: [200] }\n    expect: { stop: success }\n",
+            "error: a row takes its script from `inject` or from `tape`, not both\n  --> m.yaml:18:5",
+        ),
+        (
+            "  - name: record alone\n    record: { expect: [429] }\n    inject: { A: [200] }\n    expect: { stop: success }\n",
+            "error: `record` without `tape`: only a tape is recorded\n  --> m.yaml:18:5",
+        ),
+        (
+            "  - name: bad shape\n    tape: tapes/x.yaml\n    record: { expect: [429, later] }\n    expect: { stop: success }\n",
+            "error: `rows[0].record.expect[1]`: `later` is not an answer shape: expected a status such as 429, or one of timeout, reset, malformed, broken\n  --> m.yaml:19:29",
+        ),
+        (
+            "  - name: typo\n    tape: tapes/x.yaml\n    record: { expcet: [429] }\n    expect: { stop: success }\n",
+            "error: unknown key `expcet` in `rows[0].record`\n  --> m.yaml:19:15",
+        ),
+        (
+            "  - name: empty\n    tape: ''\n    expect: { stop: success }\n",
+            "error: `rows[0].tape`: `tape` is empty",
+        ),
+    ];
+    for (rows, want) in cases {
+        let t = Tree::new();
+        let p = t.path("m.yaml");
+        std::fs::write(&p, format!("{HEAD}{rows}")).unwrap();
+        let e = match faultmatrix::load::load_file(&p, "m.yaml", &Systems::new()) {
+            Ok(_) => panic!("loaded:\n{rows}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(want), "want:\n{want}\ngot:\n{e}");
+    }
+    // The `tapes:` block itself.
+    let t = Tree::new();
+    let p = t.path("m.yaml");
+    let text = format!("{HEAD}{RATE_LIMITED_ROW}").replace(
+        "  timeout: 300ms",
+        "  timeout: 300ms\n  upstreams: { A: 'https://api.example.com' }",
+    );
+    std::fs::write(&p, text).unwrap();
+    let e = faultmatrix::load::load_file(&p, "m.yaml", &Systems::new())
+        .err()
+        .expect("https is refused")
+        .to_string();
+    assert!(e.contains("https is not supported by the recorder"), "{e}");
+    assert!(e.contains("--> m.yaml:12:"), "{e}");
+}
+
+fn cli(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_faultmatrix"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env_remove("FAULTMATRIX_RECORD");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn the_cli_records_with_either_switch_and_replays_with_no_network() {
+    let t = Tree::new();
+    t.matrix(RATE_LIMITED_ROW);
+    let dir = t.dir.path();
+
+    // Replay of a tape not yet recorded: a failure, not a skip.
+    let (code, out) = cli(dir, &["run", "m.yaml"], &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("tapes/rate-limited.yaml does not exist"),
+        "{out}"
+    );
+    assert!(out.contains("0 passed, 1 failed"), "{out}");
+
+    // `faultmatrix record`, upstream and key from the environment.
+    let up = Upstream::start(vec![rate_limited(), rate_limited(), served()]).unwrap();
+    let env = [
+        ("FAULTMATRIX_UPSTREAM_A", up.url()),
+        ("FAULTMATRIX_UPSTREAM_A_KEY", KEY.to_string()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (code, out) = cli(dir, &["record", "m.yaml"], &env);
+    assert_eq!(code, 0, "{out}");
+    assert!(up.requests()[0].contains(KEY));
+    let first = t.tape_text("tapes/rate-limited.yaml");
+    assert!(!first.contains("KEYSECRET5"), "{first}");
+    drop(up);
+
+    // `FAULTMATRIX_RECORD=1 faultmatrix run` records too; an upstream that
+    // does not refuse leaves the tape as it was.
+    let up = Upstream::start(vec![served()]).unwrap();
+    let url = up.url();
+    let (code, out) = cli(
+        dir,
+        &["run", "m.yaml"],
+        &[
+            ("FAULTMATRIX_RECORD", "1"),
+            ("FAULTMATRIX_UPSTREAM_A", &url),
+        ],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("did not misbehave on cue: wanted 429 then 429 then 200, got 200"),
+        "{out}"
+    );
+    assert_eq!(t.tape_text("tapes/rate-limited.yaml"), first);
+    drop(up);
+
+    // Replay: no upstream anywhere.
+    let (code, out) = cli(dir, &["run", "m.yaml"], &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
 }

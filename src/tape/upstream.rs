@@ -28,6 +28,7 @@ pub struct Reply {
     stream: bool,
     breaks: bool,
     drop_connection: bool,
+    delay: Duration,
 }
 
 impl Reply {
@@ -40,6 +41,7 @@ impl Reply {
             stream: false,
             breaks: false,
             drop_connection: false,
+            delay: Duration::ZERO,
         }
     }
 
@@ -53,6 +55,7 @@ impl Reply {
             stream: true,
             breaks: false,
             drop_connection: false,
+            delay: Duration::ZERO,
         }
     }
 
@@ -65,12 +68,20 @@ impl Reply {
             stream: false,
             breaks: false,
             drop_connection: true,
+            delay: Duration::ZERO,
         }
     }
 
     /// Adds a response header.
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Waits this long (real time) before answering: longer than the
+    /// recorder's `tapes.timeout`, the call is recorded as a timeout.
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.delay = delay;
         self
     }
 
@@ -85,6 +96,7 @@ impl Reply {
         if self.drop_connection {
             return Ok(());
         }
+        std::thread::sleep(self.delay);
         let mut head = format!("HTTP/1.1 {} Scripted\r\nconnection: close\r\n", self.status);
         for (k, v) in &self.headers {
             head.push_str(&format!("{k}: {v}\r\n"));
@@ -168,8 +180,11 @@ impl Upstream {
                         r#"{"error":"the test upstream's script is exhausted"}"#,
                     )
                 });
-                let _ = reply.write(&mut s);
-                let _ = s.shutdown(std::net::Shutdown::Both);
+                // A slow reply must not hold up the next connection.
+                std::thread::spawn(move || {
+                    let _ = reply.write(&mut s);
+                    let _ = s.shutdown(std::net::Shutdown::Both);
+                });
             }
         });
         Ok(Self {
