@@ -115,6 +115,11 @@ pub fn from_value<T: DeserializeOwned>(value: &Value, base: &[Seg]) -> Result<T,
     })
 }
 
+/// Writes a value as YAML text (tapes are written this way).
+pub fn to_string<T: serde::Serialize>(value: &T) -> Result<String, String> {
+    serde_yaml::to_string(value).map_err(|e| e.to_string())
+}
+
 /// Converts a YAML node to JSON (bodies are JSON on the wire).
 pub fn to_json(value: &Value) -> Result<serde_json::Value, String> {
     serde_json::to_value(value).map_err(|e| e.to_string())

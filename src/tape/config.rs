@@ -37,7 +37,7 @@ use crate::yaml::{self, Seg, Value, YamlError};
 #[serde(deny_unknown_fields)]
 struct RawTapes {
     #[serde(default)]
-    upstreams: Option<serde_yaml::Mapping>,
+    upstreams: Option<Value>,
     #[serde(default)]
     scrub: Option<RawScrub>,
     #[serde(default)]
@@ -93,7 +93,18 @@ pub fn parse_config(value: Option<&Value>) -> Result<TapeConfig, Vec<YamlError>>
     };
     let mut errors = Vec::new();
     let mut upstreams = BTreeMap::new();
-    for (k, v) in raw.upstreams.iter().flatten() {
+    let listed = match &raw.upstreams {
+        None => None,
+        Some(Value::Mapping(m)) => Some(m),
+        Some(_) => {
+            errors.push(err(
+                vec![key("tapes"), key("upstreams")],
+                "`upstreams` maps route names to base URLs, such as `{ A: http://127.0.0.1:8080 }`",
+            ));
+            None
+        }
+    };
+    for (k, v) in listed.into_iter().flatten() {
         let Some(route) = k.as_str() else {
             errors.push(err(
                 vec![key("tapes"), key("upstreams")],

@@ -287,7 +287,7 @@ impl Tape {
 
     /// The tape as file text (header comment, then YAML).
     pub fn to_text(&self) -> String {
-        let yaml = serde_yaml::to_string(self).expect("a tape serializes to YAML");
+        let yaml = crate::yaml::to_string(self).expect("a tape serializes to YAML");
         format!("{HEADER}{yaml}")
     }
 
