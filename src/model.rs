@@ -105,7 +105,7 @@ pub struct Row {
     /// What must be observed.
     pub expect: Expect,
     /// The tape the row's script comes from, instead of `inject`.
-    pub tape: Option<crate::tape::TapeRow>,
+    pub tape: Option<Box<crate::tape::TapeRow>>,
 }
 
 /// The scripted answers of one route.

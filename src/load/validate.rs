@@ -310,7 +310,8 @@ fn load_inner(
             &registry,
             check_stops,
         ) {
-            row.tape = row_tape(cx, tape, record, has_inject, &path, dir, &tape_config);
+            row.tape =
+                row_tape(cx, tape, record, has_inject, &path, dir, &tape_config).map(Box::new);
             rows.push(row);
         }
     }
