@@ -337,4 +337,75 @@ mod tests {
         assert!(d[3].starts_with("routing differs"));
         assert!(tape.differences(&tape).is_empty());
     }
+
+    #[test]
+    fn a_stream_opening_with_keep_alive_comments_replays_exactly_so() {
+        use crate::tape::format::{TapeEvent, TapeStream};
+        let comment = |c: &str| TapeEvent {
+            comment: Some(c.into()),
+            ..TapeEvent::default()
+        };
+        let data = |d: &str| TapeEvent {
+            data: Some(d.into()),
+            ..TapeEvent::default()
+        };
+        let tape = Tape::new(vec![Interaction {
+            request: TapeRequest {
+                route: "A".into(),
+                model: None,
+                stream: true,
+                routing: None,
+                summary: None,
+            },
+            response: TapeResponse {
+                status: Some(200),
+                fault: None,
+                headers: Vec::new(),
+                body: None,
+                stream: Some(TapeStream {
+                    events: vec![
+                        comment("keep-alive"),
+                        comment("keep-alive"),
+                        data("{\"a\":1}"),
+                    ],
+                    breaks: true,
+                }),
+            },
+        }]);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let items = rt.block_on(async {
+            let replay = Replay::new(&tape, "t.yaml", 10);
+            let request = Request {
+                route: "A".into(),
+                stream: true,
+                ..Request::default()
+            };
+            let response = replay.call(request).await.unwrap();
+            let crate::transport::Body::Stream(mut stream) = response.body else {
+                panic!("not a stream");
+            };
+            let mut items = Vec::new();
+            while let Some(item) = stream.next().await {
+                items.push(item);
+            }
+            items
+        });
+        assert_eq!(
+            items,
+            vec![
+                Ok(SseItem::Comment("keep-alive".into())),
+                Ok(SseItem::Comment("keep-alive".into())),
+                Ok(SseItem::Event {
+                    event: None,
+                    data: "{\"a\":1}".into(),
+                    id: None
+                }),
+                Err(crate::transport::StreamBroken),
+            ]
+        );
+    }
 }
