@@ -200,6 +200,8 @@ pub fn read_response<R: Read>(mut r: BufReader<R>) -> Received {
         (buf, ok)
     };
     let text = String::from_utf8_lossy(&bytes).into_owned();
+    // An error answer is read as a body even if it claims to be a stream.
+    let sse = sse && (200..300).contains(&status);
     let body = if sse {
         let (items, partial) = parse_sse(&text);
         ReceivedBody::Stream {
@@ -411,6 +413,15 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        let raw = "HTTP/1.1 503 Busy\r\ncontent-type: text/event-stream\r\ncontent-length: 9\r\n\r\n{\"e\":\"x\"}";
+        assert!(matches!(
+            read_response(BufReader::new(raw.as_bytes())),
+            Received::Response {
+                status: 503,
+                body: ReceivedBody::Full(_),
+                ..
+            }
+        ));
         assert_eq!(
             read_response(BufReader::new("garbage\r\n\r\n".as_bytes())),
             Received::Fault(Fault::Malformed)
