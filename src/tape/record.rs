@@ -34,8 +34,8 @@ pub const CALL_PATH: &str = "/v1/chat/completions";
 /// What became of a row's tape.
 #[derive(Debug)]
 pub enum TapeOutcome {
-    /// The tape was replayed.
-    Replayed,
+    /// The tape was replayed; the failure that stopped it, if one did.
+    Replayed(Option<String>),
     /// The tape could not be used (missing, edited, invalid): the message.
     Unavailable(String),
     /// A recording, waiting for the row's verdict.
@@ -506,7 +506,7 @@ impl Session {
     /// Ends the row.
     pub(crate) fn finish(&self) -> (ScriptReport, TapeOutcome) {
         match self {
-            Session::Replay(r) => (r.finish(), TapeOutcome::Replayed),
+            Session::Replay(r) => (r.finish(), TapeOutcome::Replayed(r.problem())),
             Session::Record(r) => {
                 let (report, rec) = r.finish();
                 (report, TapeOutcome::Recorded(rec))
@@ -568,6 +568,19 @@ pub fn check_row(matrix: &Matrix, row: &Row, mode: &Mode) -> Result<(), String> 
                     Err(format!("{msg}recording {} failed: {state}\n", rec.file))
                 }
             }
+        }
+        Some(TapeOutcome::Replayed(Some(problem))) => {
+            // The tape's verdict first; the trace diff below it is context.
+            crate::compare::check(matrix, row, &obs).map_err(|msg| {
+                let rest: String = msg
+                    .strip_prefix(&header)
+                    .unwrap_or(&msg)
+                    .lines()
+                    .filter(|l| l != problem)
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+                format!("{header}{problem}\n{rest}")
+            })
         }
         _ => crate::compare::check(matrix, row, &obs),
     }

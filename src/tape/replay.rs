@@ -170,6 +170,7 @@ struct State {
     cursor: usize,
     per_route: HashMap<String, u32>,
     stopped: bool,
+    problem: Option<String>,
 }
 
 /// The replay transport of one row. Cloning shares the row's state.
@@ -211,6 +212,7 @@ impl Replay {
                 cursor: 0,
                 per_route: HashMap::new(),
                 stopped: false,
+                problem: None,
             })),
         }
     }
@@ -218,6 +220,11 @@ impl Replay {
     /// The scripted transport underneath (clock, call records, abort).
     pub fn scripted(&self) -> &Scripted {
         &self.inner
+    }
+
+    /// The tape failure that stopped the replay (mismatch, extra call).
+    pub fn problem(&self) -> Option<String> {
+        lock(&self.state).problem.clone()
     }
 
     /// Ends the row: the scripted report plus a failure for every recorded
@@ -251,6 +258,7 @@ impl Replay {
         message: String,
     ) -> BoxFuture<'static, Result<Response, TransportError>> {
         st.stopped = true;
+        st.problem = Some(message.clone());
         self.inner.fail(message);
         self.inner.abort_signal().notify_one();
         Box::pin(std::future::pending())
