@@ -402,6 +402,14 @@ fn replay_failures_each_have_their_own_message() {
         "{ provider: { order: [azure], allow_fallbacks: false } }",
     ));
     let e = check(&m, "pinned", &Mode::Replay).unwrap_err();
+    // The tape's verdict comes first, right under the row's location; the
+    // trace diff follows as context.
+    let third = e.lines().nth(2).unwrap_or_default();
+    assert!(
+        third.starts_with("tape ") && third.contains("routing differs"),
+        "{e}"
+    );
+    assert_eq!(e.matches("routing differs").count(), 1, "{e}");
     assert!(
         e.contains("call 1 (A1) does not match the tape's interaction 1 (A 429): routing differs: the tape has {\"provider\":{\"allow_fallbacks\":false,\"order\":[\"openai\"]}}, the call sent {\"provider\":{\"allow_fallbacks\":false,\"order\":[\"azure\"]}}"),
         "{e}"
