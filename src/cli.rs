@@ -45,6 +45,10 @@ pub enum Command {
     /// upstreams (`tapes.upstreams`, or FAULTMATRIX_UPSTREAM_<ROUTE>); a tape
     /// is replaced only when its row passes. See docs/tapes.md.
     Record(RunArgs),
+    /// Print the JSON Schema of matrix and registry files.
+    Schema(crate::commands::SchemaArgs),
+    /// Check snapshot folders: unreferenced or unreviewed snapshots fail.
+    Snapshots(crate::commands::SnapshotsArgs),
 }
 
 /// `codes` options.
@@ -75,6 +79,9 @@ pub struct SelectArgs {
     /// Worker threads (default: available cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Only rows carrying this tag (repeat for any of several tags).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
 }
 
 /// `run` options.
@@ -86,6 +93,9 @@ pub struct RunArgs {
     /// Print only failures and the summary line.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Report files (JUnit XML, Markdown, HTML).
+    #[command(flatten)]
+    pub reports: crate::commands::ReportArgs,
 }
 
 /// Entry point of the binary.
@@ -101,6 +111,7 @@ pub fn main() -> ExitCode {
             });
         }
     };
+    crate::snapshot::init_process_env(true);
     let systems = Systems::new();
     ExitCode::from(match cli.command {
         Command::Run(a) => cmd_run(&a, &systems),
@@ -114,6 +125,8 @@ pub fn main() -> ExitCode {
             }));
             cmd_run(&a, &systems)
         }
+        Command::Schema(a) => crate::commands::schema(&a),
+        Command::Snapshots(a) => crate::commands::snapshots(&a, &systems),
     })
 }
 
@@ -190,6 +203,7 @@ fn select(a: &SelectArgs, systems: &Systems, threads: usize) -> Result<Selected,
                 tags: Vec::new(),
                 location: Some(f.display.clone()),
                 verdict: Verdict::Failed(e.to_string()),
+                observed: None,
             }),
         }
     }
@@ -200,8 +214,9 @@ fn select(a: &SelectArgs, systems: &Systems, threads: usize) -> Result<Selected,
     })
 }
 
-fn wanted(a: &SelectArgs, id: &str) -> bool {
+fn wanted(a: &SelectArgs, id: &str, tags: &[String]) -> bool {
     a.filter.as_deref().is_none_or(|f| id.contains(f))
+        && (a.tags.is_empty() || tags.iter().any(|t| a.tags.contains(t)))
 }
 
 fn cmd_list(a: &SelectArgs, systems: &Systems) -> u8 {
@@ -218,12 +233,12 @@ fn cmd_list(a: &SelectArgs, systems: &Systems) -> u8 {
     for m in &sel.matrices {
         for r in &m.rows {
             let id = m.row_id(r);
-            if wanted(a, &id) {
+            if wanted(a, &id, &r.tags) {
                 let _ = writeln!(out, "{id}");
             }
         }
     }
-    for id in sel.registry_ids.iter().filter(|id| wanted(a, id)) {
+    for id in sel.registry_ids.iter().filter(|id| wanted(a, id, &[])) {
         let _ = writeln!(out, "{id}");
     }
     let _ = out.flush();
@@ -239,20 +254,25 @@ fn cmd_list(a: &SelectArgs, systems: &Systems) -> u8 {
     }
 }
 
-/// Runs one matrix's selected rows, in file order.
-pub fn run_matrix(m: &Matrix, keep: &dyn Fn(&str) -> bool) -> Vec<RowResult> {
+/// Runs one matrix's selected rows (`keep(id, tags)`), in file order.
+pub fn run_matrix(m: &Matrix, keep: &dyn Fn(&str, &[String]) -> bool) -> Vec<RowResult> {
     let mut out = Vec::new();
     for row in &m.rows {
         let id = m.row_id(row);
-        if !keep(&id) {
+        if !keep(&id, &row.tags) {
             continue;
         }
+        let mut observed = None;
         let verdict = match &row.ignore {
             Some(reason) => Verdict::Ignored(reason.clone()),
-            None => match crate::run::run_and_check(m, row) {
-                Ok(()) => Verdict::Passed,
-                Err(msg) => Verdict::Failed(msg),
-            },
+            None => {
+                let verdict = match crate::run::run_and_check(m, row) {
+                    Ok(()) => Verdict::Passed,
+                    Err(msg) => Verdict::Failed(msg),
+                };
+                observed = crate::reports::take_observed(matches!(verdict, Verdict::Failed(_)));
+                verdict
+            }
         };
         let location = matches!(verdict, Verdict::Failed(_)).then(|| m.row_location(row));
         out.push(RowResult {
@@ -260,6 +280,7 @@ pub fn run_matrix(m: &Matrix, keep: &dyn Fn(&str) -> bool) -> Vec<RowResult> {
             tags: row.tags.clone(),
             location,
             verdict,
+            observed,
         });
     }
     out
@@ -279,7 +300,7 @@ pub struct RunOutcome {
 pub fn run_files(
     files: &[Found],
     systems: &Systems,
-    keep: &(dyn Fn(&str) -> bool + Sync),
+    keep: &(dyn Fn(&str, &[String]) -> bool + Sync),
     threads: usize,
 ) -> RunOutcome {
     use crate::registry::{guardrails::Coverage, suite};
@@ -298,7 +319,7 @@ pub fn run_files(
             }
             Loaded::Registry => match suite::Suite::load(f) {
                 Ok(s) => {
-                    let results = s.results(keep);
+                    let results = s.results(&|id: &str| keep(id, &[]));
                     pending
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
@@ -313,6 +334,7 @@ pub fn run_files(
                     tags: Vec::new(),
                     location: Some(f.display.clone()),
                     verdict: Verdict::Failed(e.to_string()),
+                    observed: None,
                 }],
                 true,
             ),
@@ -332,6 +354,7 @@ pub fn run_files(
                             break;
                         }
                         let (r, bad) = one(i, &files[i]);
+                        crate::reports::term::FILES_DONE.fetch_add(1, Ordering::Relaxed);
                         mine.push((i, r, bad));
                     }
                     mine
@@ -344,7 +367,7 @@ pub fn run_files(
     });
     let coverage = coverage.into_inner().unwrap_or_else(|e| e.into_inner());
     for (i, r) in pending.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        if let Some(res) = suite::coverage_result(&r, &coverage, keep) {
+        if let Some(res) = suite::coverage_result(&r, &coverage, &|id: &str| keep(id, &[])) {
             if let Some(p) = parts.iter_mut().find(|p| p.0 == i) {
                 p.1.push(res);
             }
@@ -367,16 +390,24 @@ fn cmd_run(a: &RunArgs, systems: &Systems) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
-    let outcome = run_files(&files, systems, &|id: &str| wanted(&a.select, id), threads);
+    crate::reports::set_capture(a.reports.html.is_some());
+    let progress = crate::reports::term::Progress::start(files.len());
+    let outcome = run_files(
+        &files,
+        systems,
+        &|id: &str, tags: &[String]| wanted(&a.select, id, tags),
+        threads,
+    );
+    progress.finish();
     let results = outcome.results;
     if results.is_empty() {
         eprintln!("error: no matrix rows selected: zero rows is a failure, not a pass");
         return EXIT_BAD_INPUT;
     }
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let _ = report::write_text(&mut out, &results, a.quiet);
-    let _ = out.flush();
+    if let Err(e) = crate::commands::write_reports(&a.reports, &results, a.quiet) {
+        eprintln!("error: {e}");
+        return EXIT_BAD_INPUT;
+    }
     if outcome.load_errors > 0 {
         EXIT_BAD_INPUT
     } else if report::Summary::of(&results).failed > 0 {

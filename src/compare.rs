@@ -55,8 +55,16 @@ fn first_difference(expected: &str, observed: &str) -> Option<usize> {
     (0..e.len().max(o.len())).find(|&i| e.get(i) != o.get(i))
 }
 
-/// Checks a row. `Ok(())` when every assertion holds.
+/// Checks a row. `Ok(())` when every assertion holds, the snapshot of a
+/// snapshot row included ([`crate::snapshot`]).
 pub fn check(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(), String> {
+    crate::reports::stash_observed(matrix, row, obs);
+    let verdict = check_assertions(matrix, row, obs);
+    crate::snapshot::with_snapshot(matrix, row, obs, verdict)
+}
+
+/// The row's own assertions (everything but its snapshot).
+fn check_assertions(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(), String> {
     let mut problems: Vec<String> = Vec::new();
     let exp = &row.expect;
     let observed = observed_text(row, obs);

@@ -11,6 +11,11 @@
 //! its generated tests and guardrails as trials
 //! ([`crate::registry::suite`]).
 //!
+//! Rows can also be selected by tag and file glob, which libtest's own
+//! arguments cannot say: a filter `tag:NAME` (or `FAULTMATRIX_TAGS=a,b`)
+//! keeps rows carrying one of the tags, `FAULTMATRIX_FILES=glob` replaces
+//! the file patterns (see [`crate::select`]).
+//!
 //! ```no_run
 //! // runner-tests/matrices.rs, a `harness = false` test target:
 //! faultmatrix::harness::Harness::new("matrices").run();
@@ -29,6 +34,7 @@ pub struct Harness {
     root: PathBuf,
     globs: Vec<String>,
     systems: Systems,
+    tags: Vec<String>,
 }
 
 impl Harness {
@@ -38,7 +44,14 @@ impl Harness {
             root: root.as_ref().to_path_buf(),
             globs: vec![discover::DEFAULT_GLOB.to_string()],
             systems: Systems::new(),
+            tags: Vec::new(),
         }
+    }
+
+    /// Keeps only rows carrying one of these tags (empty: every row).
+    pub fn tags(mut self, tags: &[&str]) -> Self {
+        self.tags = tags.iter().map(|t| t.to_string()).collect();
+        self
     }
 
     /// Replaces the file patterns (relative to the root).
@@ -80,6 +93,9 @@ impl Harness {
                     let m = Arc::new(m);
                     for i in 0..m.rows.len() {
                         let row = &m.rows[i];
+                        if !crate::select::has_tag(&self.tags, &row.tags) {
+                            continue;
+                        }
                         let name = m.row_id(row);
                         let ignored = row.ignore.is_some();
                         let m = m.clone();
@@ -90,7 +106,7 @@ impl Harness {
                 }
             }
         }
-        if !registries.is_empty() {
+        if !registries.is_empty() && self.tags.is_empty() {
             if let (true, Some(name)) = (args.exact, args.filter.as_deref()) {
                 if crate::registry::suite::needs_all_matrices(name) {
                     let all = discover::find(&self.root, &set)
@@ -125,8 +141,12 @@ impl Harness {
 
     /// Parses the process arguments, runs, and exits.
     pub fn run(self) -> ! {
-        let args = Arguments::from_args();
-        let trials = match self.trials(&args) {
+        crate::snapshot::init_process_env(false);
+        let mut args = Arguments::from_args();
+        let mut this = self;
+        crate::select::from_env(&mut args, &mut this.tags, &mut this.globs);
+        let this = this;
+        let trials = match this.trials(&args) {
             Ok(t) => t,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -136,8 +156,8 @@ impl Harness {
         if trials.is_empty() && !(args.exact && args.filter.is_some()) {
             eprintln!(
                 "error: no matrix rows found under {} (patterns: {}): zero rows is a failure, not a pass",
-                self.root.display(),
-                self.globs.join(", ")
+                this.root.display(),
+                this.globs.join(", ")
             );
             std::process::exit(101);
         }

@@ -23,6 +23,7 @@
 
 pub mod check;
 pub mod cli;
+pub mod commands;
 pub mod compare;
 pub mod diag;
 pub mod discover;
@@ -33,8 +34,12 @@ pub mod model;
 pub mod policy;
 pub mod registry;
 pub mod report;
+pub mod reports;
 pub mod run;
+pub mod schema;
 pub mod script;
+pub mod select;
+pub mod snapshot;
 pub mod system;
 pub mod tape;
 pub mod trace;

@@ -371,4 +371,7 @@ pub struct Expect {
     pub amplification: Option<f64>,
     /// Output delivered to the caller (stream data), if asserted.
     pub output: Option<String>,
+    /// The trace (and stop) is compared with a reviewed insta snapshot
+    /// instead of `trace` (see [`crate::snapshot`]).
+    pub snapshot: bool,
 }

@@ -25,6 +25,8 @@ pub struct RowResult {
     pub location: Option<String>,
     /// Verdict.
     pub verdict: Verdict,
+    /// The observed run (trace lines and timings) when the row ran.
+    pub observed: Option<crate::reports::ObservedRun>,
 }
 
 /// Counts.

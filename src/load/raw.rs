@@ -13,6 +13,15 @@ use crate::yaml::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dur(pub Duration);
 
+impl schemars::JsonSchema for Dur {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Duration".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::schema::duration_schema()
+    }
+}
+
 impl<'de> Deserialize<'de> for Dur {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -53,16 +62,18 @@ impl<'de> Deserialize<'de> for Dur {
 }
 
 /// A matrix file.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMatrix {
     /// Title line.
     pub title: String,
     /// System name (or a system description).
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub system: Option<Value>,
     /// Configuration handed to the system.
     #[serde(default)]
+    #[schemars(with = "Option<crate::schema::PolicySchema>")]
     pub policy: Option<Value>,
     /// Path to a reason-code registry, relative to the file.
     #[serde(default)]
@@ -72,13 +83,15 @@ pub struct RawMatrix {
     pub defaults: Option<RawSettings>,
     /// Tape settings (upstreams for recording, scrub rules): `crate::tape::config`.
     #[serde(default)]
+    #[schemars(with = "Option<crate::schema::TapesSchema>")]
     pub tapes: Option<Value>,
     /// The rows.
+    #[schemars(with = "Vec<RawRow>")]
     pub rows: Vec<Value>,
 }
 
 /// Settings a row may override.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSettings {
     /// Overrides the system's deadline.
@@ -105,7 +118,7 @@ pub struct RawSettings {
 }
 
 /// A row.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRow {
     /// Unique name.
@@ -118,6 +131,7 @@ pub struct RawRow {
     pub tags: Vec<String>,
     /// Route scripts.
     #[serde(default)]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, crate::schema::ScriptSchema>>")]
     pub inject: Option<serde_yaml::Mapping>,
     /// Overrides the system's deadline.
     #[serde(default)]
@@ -147,11 +161,12 @@ pub struct RawRow {
     pub tape: Option<String>,
     /// The shape a recording of the tape must have.
     #[serde(default)]
+    #[schemars(with = "Option<crate::schema::RecordSchema>")]
     pub record: Option<Value>,
 }
 
 /// The request a row sends.
-#[derive(Debug, Default, Clone, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRequest {
     /// Model name.
@@ -171,15 +186,17 @@ pub struct RawRequest {
     pub size: Option<u64>,
     /// Routing block (provider pin).
     #[serde(default)]
+    #[schemars(with = "Option<serde_json::Value>")]
     pub routing: Option<Value>,
 }
 
 /// Expectations.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawExpect {
     /// Trace lines: a block string or a list.
     #[serde(default)]
+    #[schemars(with = "Option<crate::schema::TraceSchema>")]
     pub trace: Option<Value>,
     /// Stop reason.
     #[serde(default)]
@@ -202,10 +219,13 @@ pub struct RawExpect {
     /// Output delivered to the caller.
     #[serde(default)]
     pub output: Option<String>,
+    /// Leave the trace to a reviewed snapshot (`matrices/snapshots/`).
+    #[serde(default)]
+    pub snapshot: Option<bool>,
 }
 
 /// Final error expectations.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawError {
     /// Initial request id.
@@ -223,7 +243,7 @@ pub struct RawError {
 }
 
 /// An escalation event.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawEscalation {
     /// Reason code.
@@ -234,7 +254,7 @@ pub struct RawEscalation {
 }
 
 /// A script entry (or a registry fixture) written as a map.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawEntry {
     /// HTTP status.
@@ -245,9 +265,11 @@ pub struct RawEntry {
     pub code: Option<String>,
     /// Response headers.
     #[serde(default)]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, crate::schema::ScalarSchema>>")]
     pub headers: Option<serde_yaml::Mapping>,
     /// Response body (JSON as YAML, or a string).
     #[serde(default)]
+    #[schemars(with = "Option<serde_json::Value>")]
     pub body: Option<Value>,
     /// Virtual delay before answering.
     #[serde(default)]
@@ -263,6 +285,7 @@ pub struct RawEntry {
     pub stream: Option<RawStream>,
     /// `N` or `forever`.
     #[serde(default)]
+    #[schemars(with = "Option<crate::schema::RepeatSchema>")]
     pub repeat: Option<Value>,
     /// Registry fixtures only: attempts that fail before the code recovers.
     #[serde(default)]
@@ -270,7 +293,7 @@ pub struct RawEntry {
 }
 
 /// A scripted stream.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawStream {
     /// Items in order.
@@ -282,7 +305,7 @@ pub struct RawStream {
 }
 
 /// One stream item: a comment or an event.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSseItem {
     /// Comment text (`: keep-alive`).
@@ -290,6 +313,7 @@ pub struct RawSseItem {
     pub comment: Option<String>,
     /// Event data (a string, or YAML rendered as JSON).
     #[serde(default)]
+    #[schemars(with = "Option<serde_json::Value>")]
     pub data: Option<Value>,
     /// Event name.
     #[serde(default)]

@@ -315,6 +315,18 @@ fn load_inner(
             rows.push(row);
         }
     }
+    // Snapshot rows need distinct snapshot names.
+    let mut snaps: HashMap<String, usize> = HashMap::new();
+    for row in rows.iter().filter(|r| r.expect.snapshot) {
+        let name = crate::snapshot::name(cx.file, &row.name);
+        let line = cx.pos(&row.path).line;
+        if let Some(first) = snaps.insert(name.clone(), line) {
+            cx.error(
+                &child(&row.path, key("name")),
+                format!("snapshot name `{name}` is already used by the row on line {first}: rename one of the rows"),
+            );
+        }
+    }
     let built = built?;
     if !cx.diags.is_empty() {
         return None;
@@ -1126,6 +1138,19 @@ fn validate_expect(
         asserted = true;
         expect.output = Some(o.clone());
     }
+    if raw.snapshot == Some(true) {
+        asserted = true;
+        expect.snapshot = true;
+        if raw.trace.is_some() {
+            let pos = cx.key_pos(&child(&path, key("snapshot")));
+            cx.error_at(
+                pos,
+                "give either `trace` or `snapshot: true`, not both",
+                Some("a snapshot row keeps its trace in the snapshot file".into()),
+                None,
+            );
+        }
+    }
     if !asserted {
         cx.error(
             &path,
@@ -1154,20 +1179,22 @@ fn check_code(cx: &mut Ctx<'_>, code: &str, path: &[Seg], registry: &Registry) {
 
 // ---------------------------------------------------------------- registry
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RawRegistry {
+pub(crate) struct RawRegistry {
     version: u32,
     #[serde(default)]
     title: Option<String>,
+    #[schemars(with = "std::collections::BTreeMap<String, RawCode>")]
     codes: serde_yaml::Mapping,
     #[serde(default)]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, RawEntry>>")]
     fixtures: Option<serde_yaml::Mapping>,
 }
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RawCode {
+pub(crate) struct RawCode {
     #[serde(default)]
     retryable: Option<bool>,
     #[serde(default)]
@@ -1179,13 +1206,15 @@ struct RawCode {
     #[serde(default, rename = "match")]
     matches: Option<RawMatch>,
     #[serde(default)]
+    #[schemars(with = "Option<RawEntry>")]
     fixture: Option<Value>,
 }
 
-#[derive(serde::Deserialize, Default)]
+#[derive(serde::Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RawMatch {
+pub(crate) struct RawMatch {
     #[serde(default)]
+    #[schemars(with = "Vec<crate::schema::StatusMatchSchema>")]
     status: Vec<Value>,
     #[serde(default)]
     body: Vec<String>,

@@ -84,6 +84,7 @@ impl Suite {
                 tags: m.rows[i].tags.clone(),
                 location,
                 verdict,
+                observed: None,
             });
         }
         for g in Guardrail::ALL.iter().filter(|g| !g.needs_coverage()) {
@@ -135,6 +136,7 @@ pub fn guardrail_result(
         id,
         tags: vec!["guardrail".into()],
         verdict,
+        observed: None,
     })
 }
 
@@ -203,5 +205,6 @@ pub fn load_failure(found: &Found, message: String) -> RowResult {
         tags: Vec::new(),
         location: Some(found.display.clone()),
         verdict: Verdict::Failed(message),
+        observed: None,
     }
 }

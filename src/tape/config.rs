@@ -33,10 +33,11 @@ use super::{TapeConfig, TapeRow, Upstream};
 use crate::load::raw::Dur;
 use crate::yaml::{self, Seg, Value, YamlError};
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawTapes {
     #[serde(default)]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, RawUpstream>>")]
     upstreams: Option<Value>,
     #[serde(default)]
     scrub: Option<RawScrub>,
@@ -44,7 +45,7 @@ struct RawTapes {
     timeout: Option<Dur>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawScrub {
     #[serde(default)]
@@ -55,7 +56,7 @@ struct RawScrub {
     prefixes: Vec<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawUpstream {
     url: String,
@@ -65,11 +66,24 @@ struct RawUpstream {
     key_header: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawRecord {
     #[serde(default)]
+    #[schemars(with = "Option<Vec<crate::schema::ScalarSchema>>")]
     expect: Option<Vec<Value>>,
+}
+
+/// JSON Schemas of a matrix's `tapes:` block and a row's `record:` block,
+/// generated from the serde shapes they are parsed with (for
+/// `faultmatrix schema`).
+pub fn tapes_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    generator.subschema_for::<RawTapes>()
+}
+
+/// See [`tapes_schema`].
+pub fn record_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    generator.subschema_for::<RawRecord>()
 }
 
 fn err(path: Vec<Seg>, message: impl Into<String>) -> YamlError {

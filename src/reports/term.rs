@@ -1,0 +1,109 @@
+//! Terminal niceties: coloured diffs and a progress line for long runs when
+//! the output is a terminal; plain text on a pipe (or with `NO_COLOR`).
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Files finished by the current run (the CLI's workers count them).
+pub static FILES_DONE: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether stdout gets colour: a terminal, and `NO_COLOR` unset.
+pub fn colour_stdout() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const BOLD_RED: &str = "\x1b[1;31m";
+const CYAN: &str = "\x1b[36m";
+const RESET: &str = "\x1b[0m";
+
+/// Colours a report: removed lines red, added lines green, headlines bold.
+pub fn colourise(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        let (body, nl) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        let colour = if body.starts_with("- ") {
+            Some(RED)
+        } else if body.starts_with("+ ") {
+            Some(GREEN)
+        } else if body.starts_with("FAILED")
+            || body.starts_with("row `")
+            || body.starts_with("error")
+        {
+            Some(BOLD_RED)
+        } else if body.trim_start().starts_with("--> ") || body.starts_with("---- ") {
+            Some(CYAN)
+        } else {
+            None
+        };
+        match colour {
+            Some(c) => {
+                out.push_str(c);
+                out.push_str(body);
+                out.push_str(RESET);
+            }
+            None => out.push_str(body),
+        }
+        out.push_str(nl);
+    }
+    out
+}
+
+/// A progress line on stderr (`[12/1000 files]`), drawn only when stderr is
+/// a terminal and the run is long enough to need it.
+pub struct Progress {
+    stop: std::sync::Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    /// Starts drawing for `total` files (nothing for small runs or pipes).
+    pub fn start(total: usize) -> Self {
+        FILES_DONE.store(0, Ordering::Relaxed);
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let draw = total >= 20 && std::io::stderr().is_terminal();
+        let handle = draw.then(|| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut shown = false;
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    let done = FILES_DONE.load(Ordering::Relaxed);
+                    let _ = write!(std::io::stderr(), "\r[{done}/{total} files]");
+                    shown = true;
+                }
+                if shown {
+                    let _ = write!(std::io::stderr(), "\r\x1b[2K");
+                }
+            })
+        });
+        Self { stop, handle }
+    }
+
+    /// Stops and clears the line.
+    pub fn finish(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colours_diff_lines_only() {
+        let c = colourise("  A1 503 retry\n- A2 200 return\n+ A2 503 fail\n");
+        assert_eq!(
+            c,
+            "  A1 503 retry\n\x1b[31m- A2 200 return\x1b[0m\n\x1b[32m+ A2 503 fail\x1b[0m\n"
+        );
+    }
+}
