@@ -27,12 +27,11 @@ pub fn render(kind: Kind) -> String {
         Kind::Matrix => schemars::schema_for!(crate::load::raw::RawMatrix),
         Kind::Registry => schemars::schema_for!(crate::load::validate::RawRegistry),
     };
-    let (title, id) = match kind {
-        Kind::Matrix => ("faultmatrix matrix file", "matrix.schema.json"),
-        Kind::Registry => ("faultmatrix reason-code registry", "registry.schema.json"),
+    let title = match kind {
+        Kind::Matrix => "faultmatrix matrix file",
+        Kind::Registry => "faultmatrix reason-code registry",
     };
     schema.insert("title".into(), title.into());
-    schema.insert("$id".into(), id.into());
     let mut s = serde_json::to_string_pretty(&schema).expect("a schema serialises");
     s.push('\n');
     s
