@@ -10,7 +10,8 @@ fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
         let p = e.path();
         let name = e.file_name().to_string_lossy().into_owned();
         if p.is_dir() {
-            if !["snapshots", "tapes", "target"].contains(&name.as_str()) && !name.starts_with('.') {
+            if !["snapshots", "tapes", "target"].contains(&name.as_str()) && !name.starts_with('.')
+            {
                 yaml_files(&p, out);
             }
         } else if name.ends_with(".yaml") || name.ends_with(".yml") {
@@ -46,7 +47,11 @@ fn shipped_schemas_are_current() {
         assert!(
             shipped == render(kind),
             "{file} is out of date: run `cargo run -- schema {} > {file}`",
-            if kind == Kind::Matrix { "matrix" } else { "registry" }
+            if kind == Kind::Matrix {
+                "matrix"
+            } else {
+                "registry"
+            }
         );
     }
 }
@@ -79,7 +84,8 @@ fn every_shipped_file_validates_and_names_its_schema() {
             problems.push(format!("{}: {e}", f.display()));
         }
         let first = text.lines().next().unwrap_or("");
-        if !(first.starts_with("# yaml-language-server: $schema=") && first.ends_with(schema_file)) {
+        if !(first.starts_with("# yaml-language-server: $schema=") && first.ends_with(schema_file))
+        {
             problems.push(format!(
                 "{}: first line should be `# yaml-language-server: $schema=<relative path>/{schema_file}`",
                 f.display()

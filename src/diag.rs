@@ -151,6 +151,43 @@ where
         .map(|(_, c)| format!("did you mean `{c}`?"))
 }
 
+/// Splits a trailing ` (did you mean `x`?)` off a message into a help line.
+pub fn split_hint(message: &str) -> (String, Option<String>) {
+    match message.rfind(" (did you mean ") {
+        Some(i) if message.ends_with("?)") => (
+            message[..i].to_string(),
+            Some(message[i + 2..message.len() - 1].to_string()),
+        ),
+        _ => (message.to_string(), None),
+    }
+}
+
+/// Moves `pos` (the start of a line of source) to the first token of
+/// `message` written in backquotes, when that token appears on the line.
+pub fn token_pos(source: &str, pos: Pos, message: &str) -> Pos {
+    let Some(token) = message.split('`').nth(1).filter(|t| !t.is_empty()) else {
+        return pos;
+    };
+    let Some(line) = source.lines().nth(pos.line.saturating_sub(1)) else {
+        return pos;
+    };
+    let from = pos.col.saturating_sub(1).min(line.len());
+    let found = line[from..].match_indices(token).find(|(i, _)| {
+        let at = from + i;
+        let before = line[..at].chars().next_back();
+        let after = line[at + token.len()..].chars().next();
+        let edge = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        edge(before) && edge(after)
+    });
+    match found {
+        Some((i, _)) => Pos {
+            line: pos.line,
+            col: line[..from + i].chars().count() + 1,
+        },
+        None => pos,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

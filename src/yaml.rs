@@ -60,10 +60,28 @@ pub fn path_text(path: &[Seg]) -> String {
     out
 }
 
+/// Drops ` at line N column M` (the position is shown separately), wherever
+/// the library put it in the message.
 fn strip_location(msg: String) -> String {
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg,
+    let Some(i) = msg.find(" at line ") else {
+        return msg;
+    };
+    if !msg[i + 9..].starts_with(|c: char| c.is_ascii_digit()) {
+        return msg;
+    }
+    let rest = &msg[i + " at line ".len()..];
+    let digits = |s: &str| s.len() - s.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let n = digits(rest);
+    let after_line = &rest[n..];
+    let tail = match after_line.strip_prefix(" column ") {
+        Some(r) => &r[digits(r)..],
+        None => after_line,
+    };
+    let once = format!("{}{}", &msg[..i], tail);
+    if once.contains(" at line ") && once.len() < msg.len() {
+        strip_location(once)
+    } else {
+        once
     }
 }
 
@@ -304,5 +322,9 @@ mod tests {
         let err = from_str::<Vec<u32>>("- 1\n- x\n").unwrap_err();
         assert_eq!(err.pos.map(|p| p.line), Some(2));
         assert!(!err.message.contains(" at line "));
+        assert_eq!(
+            strip_location("did not find x at line 4 column 4, while parsing".into()),
+            "did not find x, while parsing"
+        );
     }
 }

@@ -4,6 +4,7 @@
 //! before anything runs.
 
 pub mod raw;
+pub mod recover;
 pub mod validate;
 
 pub use validate::{load_file, load_text, registry_from_text, trace_item_pos};

@@ -114,6 +114,29 @@ impl<'a> Ctx<'a> {
                 return;
             }
         }
+        if let Some(field) = e
+            .message
+            .strip_prefix("missing field `")
+            .and_then(|r| r.split('`').next())
+        {
+            let pos = if e.path.is_empty() {
+                Pos { line: 1, col: 1 }
+            } else {
+                self.pos(&e.path)
+            };
+            let place = if e.path.is_empty() {
+                "the file".to_string()
+            } else {
+                format!("`{}`", yaml::path_text(&e.path))
+            };
+            self.error_at(
+                pos,
+                format!("missing key `{field}` in {place}"),
+                Some(format!("add `{field}:` here")),
+                None,
+            );
+            return;
+        }
         let pos = match e.pos {
             Some(p) => p,
             None => self.pos(&e.path),
@@ -125,6 +148,17 @@ impl<'a> Ctx<'a> {
         };
         self.error_at(pos, msg, None, None);
     }
+}
+
+/// A YAML syntax error: what the parser said, at its position.
+fn syntax_error(cx: &mut Ctx<'_>, e: YamlError) {
+    let pos = e.pos.unwrap_or(Pos { line: 1, col: 1 });
+    cx.error_at(
+        pos,
+        format!("invalid YAML: {}", e.message),
+        Some("the YAML syntax breaks here (check the indentation and brackets)".into()),
+        None,
+    );
 }
 
 fn describe(path: &[Seg]) -> String {
@@ -185,7 +219,7 @@ fn load_inner(
     let value = match yaml::parse_value(text) {
         Ok(v) => v,
         Err(e) => {
-            cx.yaml_error(e);
+            syntax_error(cx, e);
             return None;
         }
     };
@@ -196,12 +230,12 @@ fn load_inner(
         );
         return None;
     }
-    let raw: RawMatrix = match yaml::from_value(&value, &[]) {
-        Ok(r) => r,
-        Err(e) => {
+    let raw: RawMatrix = {
+        let (raw, errors) = super::recover::from_value_all(&value, &[]);
+        for e in errors {
             cx.yaml_error(e);
-            return None;
         }
+        raw?
     };
 
     // Registry.
@@ -283,11 +317,14 @@ fn load_inner(
     let mut names: HashMap<String, usize> = HashMap::new();
     for (i, rv) in raw.rows.iter().enumerate() {
         let path = vec![key("rows"), Seg::Index(i)];
-        let mut rr: RawRow = match yaml::from_value(rv, &path) {
-            Ok(r) => r,
-            Err(e) => {
+        let mut rr: RawRow = {
+            let (rr, errors) = super::recover::from_value_all(rv, &path);
+            for e in errors {
                 cx.yaml_error(e);
-                continue;
+            }
+            match rr {
+                Some(r) => r,
+                None => continue,
             }
         };
         if let Some(first) = names.get(&rr.name) {
@@ -753,12 +790,12 @@ fn entry(cx: &mut Ctx<'_>, v: &Value, path: &[Seg], registry: &Registry) -> Opti
             None
         }
         Value::Mapping(_) => {
-            let raw: RawEntry = match yaml::from_value(v, path) {
-                Ok(r) => r,
-                Err(e) => {
+            let raw: RawEntry = {
+                let (raw, errors) = super::recover::from_value_all(v, path);
+                for e in errors {
                     cx.yaml_error(e);
-                    return None;
                 }
+                raw?
             };
             if raw.recovers_after.is_some() {
                 cx.error(&child(path, key("recovers_after")), "`recovers_after` belongs in a registry fixture, not a script entry: repeat the failing entry instead");
@@ -1035,6 +1072,7 @@ fn validate_expect(
                                 let source = cx.source;
                                 trace_item_pos(cx.positions(), source, &trace_path, i)
                             };
+                            let pos = crate::diag::token_pos(cx.source, pos, &format!("`{code}`"));
                             cx.error_at(
                                 pos,
                                 format!(
@@ -1056,7 +1094,9 @@ fn validate_expect(
                         let source = cx.source;
                         trace_item_pos(cx.positions(), source, &trace_path, i)
                     };
-                    cx.error_at(pos, format!("bad trace line: {msg}"), None, None);
+                    let (msg, help) = crate::diag::split_hint(&msg);
+                    let pos = crate::diag::token_pos(cx.source, pos, &msg);
+                    cx.error_at(pos, format!("bad trace line: {msg}"), None, help);
                 }
             }
         }
@@ -1171,7 +1211,10 @@ fn check_code(cx: &mut Ctx<'_>, code: &str, path: &[Seg], registry: &Registry) {
         cx.error_at(
             pos,
             format!("unknown reason code `{code}`"),
-            None,
+            Some(format!(
+                "codes come from the registry ({})",
+                registry.origin
+            )),
             did_you_mean(code, registry.names()),
         );
     }
@@ -1296,7 +1339,7 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
     let value = match yaml::parse_value(text) {
         Ok(v) => v,
         Err(e) => {
-            cx.yaml_error(e);
+            syntax_error(cx, e);
             return None;
         }
     };
@@ -1350,12 +1393,13 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
                 fixture: None,
             }
         } else {
-            match yaml::from_value(v, &path) {
-                Ok(r) => r,
-                Err(e) => {
-                    cx.yaml_error(e);
-                    continue;
-                }
+            let (rc, errors) = super::recover::from_value_all(v, &path);
+            for e in errors {
+                cx.yaml_error(e);
+            }
+            match rc {
+                Some(r) => r,
+                None => continue,
             }
         };
         let line = cx.key_pos(&path).line;
