@@ -66,10 +66,16 @@ pub fn timeline(run: &ObservedRun) -> String {
         .iter()
         .map(|c| c.end.unwrap_or(c.start))
         .chain([run.returned_at])
-        .chain(run.deadline)
         .max()
         .unwrap_or_default();
-    let span = ms(last).max(1.0) * 1.1;
+    // The scale follows the calls; a deadline far beyond them is marked at
+    // the right edge instead of squeezing the calls into a corner.
+    let mut span = ms(last).max(1000.0) * 1.25;
+    if let Some(d) = run.deadline {
+        if ms(d) <= span * 2.0 {
+            span = span.max(ms(d) * 1.05);
+        }
+    }
     let (left, width, lane) = (40.0, 560.0, 28.0);
     let height = lane * routes.len().max(1) as f64 + 24.0;
     let x = |d: Duration| left + ms(d) / span * width;
@@ -134,12 +140,22 @@ pub fn timeline(run: &ObservedRun) -> String {
         }
     }
     if let Some(d) = run.deadline {
-        let xd = x(d);
-        let _ = write!(
-            s,
-            "<line class=\"deadline\" x1=\"{xd:.1}\" x2=\"{xd:.1}\" y1=\"0\" y2=\"{height}\"><title>deadline {}</title></line>",
-            crate::duration::format(d)
-        );
+        if ms(d) <= span {
+            let xd = x(d);
+            let _ = write!(
+                s,
+                "<line class=\"deadline\" x1=\"{xd:.1}\" x2=\"{xd:.1}\" y1=\"0\" y2=\"{height}\"><title>deadline {}</title></line>",
+                crate::duration::format(d)
+            );
+        } else {
+            let _ = write!(
+                s,
+                "<text class=\"deadline-later\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#d33\">deadline {} →</text>",
+                left + width / 2.0,
+                height - 2.0,
+                crate::duration::format(d)
+            );
+        }
     }
     let _ = write!(
         s,
@@ -147,7 +163,7 @@ pub fn timeline(run: &ObservedRun) -> String {
         height - 2.0,
         left + width,
         height - 2.0,
-        crate::duration::format(Duration::from_secs_f64(span / 1000.0 / 1.1))
+        crate::duration::format(Duration::from_millis(span.round() as u64))
     );
     s.push_str("</svg>");
     s
