@@ -1,0 +1,177 @@
+//! Every example in the docs is a tested file:
+//! - every `yaml` block in `docs/*.md` and the README appears verbatim in a
+//!   file under `docs/examples/` or `matrices/` (which other tests run);
+//! - every `rust` block appears verbatim in `runner-tests/custom_system.rs`
+//!   (compiled and run as `cargo test --test custom_system`), every `toml`
+//!   block in `Cargo.toml`;
+//! - a block after `<!-- output: faultmatrix ARGS -->` is exactly what the
+//!   binary prints for those arguments, and a block after
+//!   `<!-- file: PATH -->` is exactly that file;
+//! - every row of `docs/examples/*.yaml` passes against the reference system.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Block {
+    doc: String,
+    line: usize,
+    lang: String,
+    marker: Option<String>,
+    text: String,
+}
+
+fn doc_files() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir("docs")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    v.push(PathBuf::from("README.md"));
+    v.sort();
+    v
+}
+
+fn blocks(path: &Path) -> Vec<Block> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut out = Vec::new();
+    let mut lines = text.lines().enumerate().peekable();
+    let mut marker: Option<String> = None;
+    while let Some((i, line)) = lines.next() {
+        let t = line.trim();
+        if let Some(m) = t.strip_prefix("<!-- ").and_then(|m| m.strip_suffix(" -->")) {
+            marker = Some(m.to_string());
+            continue;
+        }
+        if let Some(lang) = t.strip_prefix("```") {
+            let mut body = String::new();
+            for (_, l) in lines.by_ref() {
+                if l.trim_start().starts_with("```") {
+                    break;
+                }
+                body.push_str(l);
+                body.push('\n');
+            }
+            out.push(Block {
+                doc: path.display().to_string(),
+                line: i + 1,
+                lang: lang.to_string(),
+                marker: marker.take(),
+                text: body,
+            });
+            continue;
+        }
+        if !t.is_empty() {
+            marker = None;
+        }
+    }
+    out
+}
+
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files_under(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_documented_example_is_a_tested_file() {
+    let mut yaml_sources = Vec::new();
+    files_under(Path::new("docs/examples"), &mut yaml_sources);
+    files_under(Path::new("matrices"), &mut yaml_sources);
+    let yaml_texts: Vec<String> = yaml_sources
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let rust = std::fs::read_to_string("runner-tests/custom_system.rs").unwrap();
+    let cargo = std::fs::read_to_string("Cargo.toml").unwrap();
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for doc in doc_files() {
+        for b in blocks(&doc) {
+            let where_ = format!("{}:{}", b.doc, b.line);
+            let found = match b.lang.as_str() {
+                "yaml" => yaml_texts.iter().any(|t| t.contains(&b.text)),
+                "rust" => rust.contains(&b.text),
+                "toml" => cargo.contains(&b.text),
+                _ => true,
+            };
+            if !found {
+                problems.push(format!(
+                    "{where_}: this {} block is not part of a tested file",
+                    b.lang
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "only {checked} blocks found");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn documented_outputs_and_files_are_exact() {
+    let mut checked = 0;
+    let mut problems = Vec::new();
+    for doc in doc_files() {
+        for b in blocks(&doc) {
+            let Some(marker) = &b.marker else { continue };
+            let where_ = format!("{}:{}", b.doc, b.line);
+            let actual = if let Some(args) = marker.strip_prefix("output: faultmatrix ") {
+                let out = Command::new(env!("CARGO_BIN_EXE_faultmatrix"))
+                    .args(args.split_whitespace())
+                    .env("CI", "true")
+                    .env_remove("GITHUB_ACTIONS")
+                    .output()
+                    .unwrap();
+                String::from_utf8_lossy(&out.stdout).into_owned()
+            } else if let Some(path) = marker.strip_prefix("file: ") {
+                std::fs::read_to_string(path).unwrap_or_else(|e| format!("({path}: {e})"))
+            } else {
+                continue;
+            };
+            if actual != b.text {
+                problems.push(format!(
+                    "{where_}: `{marker}` gives\n{actual}\nbut the doc shows\n{}",
+                    b.text
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3, "only {checked} marked blocks");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn example_matrices_pass() {
+    let files: Vec<faultmatrix::discover::Found> = std::fs::read_dir("docs/examples")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .map(|p| faultmatrix::discover::Found {
+            display: p.display().to_string(),
+            path: p,
+        })
+        .collect();
+    assert!(files.len() >= 4, "{files:?}");
+    let systems = faultmatrix::Systems::new();
+    let out = faultmatrix::cli::run_files(&files, &systems, &|_: &str, _: &[String]| true, 2);
+    let mut ran = 0;
+    for r in &out.results {
+        match &r.verdict {
+            faultmatrix::report::Verdict::Failed(m) => panic!("{} failed:\n{m}", r.id),
+            faultmatrix::report::Verdict::Passed => ran += 1,
+            faultmatrix::report::Verdict::Ignored(_) => {}
+        }
+    }
+    assert_eq!(out.load_errors, 0);
+    assert!(ran >= 12, "only {ran} rows ran");
+}
