@@ -792,7 +792,7 @@ error: unknown key `backof` in `policy`
  --> m.yaml:4:3
   |
 4 |   backof: { initial: 1s }
-  |   ^ expected one of: routes, backoff, deadline, attempt_timeout, switch_delay, retry_after, body_paths, retry_creates_without_key, escalate
+  |   ^ expected one of: routes, backoff, deadline, attempt_timeout, switch_delay, retry_after, body_paths, switch_on, retry_creates_without_key
   = help: did you mean `backoff`?
 "#,
     },

@@ -1,9 +1,10 @@
 //! Every example in the docs is a tested file:
 //! - every `yaml` block in `docs/*.md` and the README appears verbatim in a
 //!   file under `docs/examples/` or `matrices/` (which other tests run);
-//! - every `rust` block appears verbatim in `runner-tests/custom_system.rs`
-//!   (compiled and run as `cargo test --test custom_system`), every `toml`
-//!   block in `Cargo.toml`;
+//! - every `rust` block appears verbatim in a test target or example (the
+//!   custom-system guide's in `runner-tests/custom_system.rs`, compiled and
+//!   run as `cargo test --test custom_system`), every `toml` block in
+//!   `Cargo.toml`;
 //! - a block after `<!-- output: faultmatrix ARGS -->` is exactly what the
 //!   binary prints for those arguments, and a block after
 //!   `<!-- file: PATH -->` is exactly that file;
@@ -89,7 +90,16 @@ fn every_documented_example_is_a_tested_file() {
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect();
-    let rust = std::fs::read_to_string("runner-tests/custom_system.rs").unwrap();
+    let mut rust_files = Vec::new();
+    files_under(Path::new("runner-tests"), &mut rust_files);
+    if Path::new("examples").is_dir() {
+        files_under(Path::new("examples"), &mut rust_files);
+    }
+    let rust: Vec<String> = rust_files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
     let cargo = std::fs::read_to_string("Cargo.toml").unwrap();
     let mut problems = Vec::new();
     let mut checked = 0;
@@ -98,7 +108,7 @@ fn every_documented_example_is_a_tested_file() {
             let where_ = format!("{}:{}", b.doc, b.line);
             let found = match b.lang.as_str() {
                 "yaml" => yaml_texts.iter().any(|t| t.contains(&b.text)),
-                "rust" => rust.contains(&b.text),
+                "rust" => rust.iter().any(|t| t.contains(&b.text)),
                 "toml" => cargo.contains(&b.text),
                 _ => true,
             };

@@ -86,8 +86,9 @@ fn every_shipped_file_validates_and_names_its_schema() {
         let first = text.lines().next().unwrap_or("");
         if !(first.starts_with("# yaml-language-server: $schema=") && first.ends_with(schema_file))
         {
+            let up = "../".repeat(f.components().count() - 1);
             problems.push(format!(
-                "{}: first line should be `# yaml-language-server: $schema=<relative path>/{schema_file}`",
+                "{}: the first line should name the schema, for editors: `# yaml-language-server: $schema={up}docs/schema/{schema_file}`",
                 f.display()
             ));
         } else {
@@ -111,12 +112,17 @@ fn schema_rejects_what_the_loader_rejects() {
     };
     let good = doc("title: t\nrows:\n  - name: a\n    inject: { A: [503, { status: 200, latency: 1s }] }\n    expect: { trace: 'A1 503 X fail', stop: terminal }\n");
     assert_eq!(errors(&matrix, &good), Vec::<String>::new());
+    // A custom system's policy is its own business.
+    let custom = doc("title: t\nsystem: chat-client\npolicy: { attempts: 2, pause: 1s }\nrows:\n  - name: a\n    expect: { stop: success }\n");
+    assert_eq!(errors(&matrix, &custom), Vec::<String>::new());
     for bad in [
         "title: t\nrows:\n  - name: a\n    inejct: {}\n    expect: { stop: success }\n",
         "title: t\nrows:\n  - name: a\n    expect: { stop: success, snapshot: yes please }\n",
         "title: t\nrows:\n  - name: a\n    deadline: 5\n    expect: { stop: success }\n",
         "title: t\nrows:\n  - name: a\n    inject: { A: [{ status: 200, repeat: 0 }] }\n    expect: { stop: success }\n",
         "rows: []\n",
+        "title: t\npolicy: { backof: { initial: 1s } }\nrows:\n  - name: a\n    expect: { stop: success }\n",
+        "title: t\nsystem: reference\npolicy: { routes: [{ name: A, attempts: two }] }\nrows:\n  - name: a\n    expect: { stop: success }\n",
     ] {
         assert!(!errors(&matrix, &doc(bad)).is_empty(), "schema accepted:\n{bad}");
     }

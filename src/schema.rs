@@ -32,6 +32,28 @@ pub fn render(kind: Kind) -> String {
         Kind::Registry => "faultmatrix reason-code registry",
     };
     schema.insert("title".into(), title.into());
+    if kind == Kind::Matrix {
+        // The reference system's policy, when the file runs it: editors
+        // complete its keys and flag typos.
+        let mut g = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+        let policy = crate::policy::config::policy_schema(&mut g);
+        let defs = g.take_definitions(true);
+        if let Some(serde_json::Value::Object(all)) = schema.get_mut("$defs") {
+            all.extend(defs);
+            all.insert("ReferencePolicy".into(), policy.to_value());
+        }
+        schema.insert(
+            "if".into(),
+            serde_json::json!({ "anyOf": [
+                { "not": { "required": ["system"] } },
+                { "properties": { "system": { "const": "reference" } } }
+            ] }),
+        );
+        schema.insert(
+            "then".into(),
+            serde_json::json!({ "properties": { "policy": { "$ref": "#/$defs/ReferencePolicy" } } }),
+        );
+    }
     let mut s = serde_json::to_string_pretty(&schema).expect("a schema serialises");
     s.push('\n');
     s
@@ -68,8 +90,8 @@ schema_only!(
     /// backoff, deadline...). Checked by the system when the file loads.
     PolicySchema,
     |_g| json_schema!({
-        "description": "Configuration handed to the system under test. For the reference system: `routes` (name, attempts), `backoff` (initial, factor, cap, jitter), `deadline`, `switch_delay` and more; see docs/format.md.",
-        "type": "object"
+        "description": "Configuration handed to the system under test. For the reference system (`system: reference` or no `system`): `routes`, `backoff`, `deadline`, `attempt_timeout`, `switch_delay`, `retry_after`, `body_paths`, `switch_on`, `retry_creates_without_key`; see docs/configuration.md.",
+        "type": ["object", "null"]
     })
 );
 

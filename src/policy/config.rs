@@ -9,7 +9,7 @@ use crate::load::raw::Dur;
 use crate::yaml::{self, Seg, Value, YamlError};
 
 /// Jitter applied on top of the capped exponential delay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Jitter {
     /// The capped delay itself.
@@ -24,7 +24,7 @@ pub enum Jitter {
 }
 
 /// What to do with server guidance above the cap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AboveCap {
     /// Wait the cap (or the backoff, if longer).
@@ -167,7 +167,7 @@ impl Default for Policy {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawPolicy {
     #[serde(default)]
@@ -190,7 +190,7 @@ struct RawPolicy {
     retry_creates_without_key: Option<bool>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawRoute {
     name: String,
@@ -200,7 +200,7 @@ struct RawRoute {
     backoff: Option<RawBackoff>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawBackoff {
     #[serde(default)]
@@ -213,7 +213,7 @@ struct RawBackoff {
     jitter: Option<Jitter>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawRetryAfter {
     #[serde(default)]
@@ -222,6 +222,12 @@ struct RawRetryAfter {
     cap: Option<Dur>,
     #[serde(default)]
     above_cap: Option<AboveCap>,
+}
+
+/// The JSON Schema of the reference system's `policy:` block, generated
+/// from the serde shape it is parsed with (for `faultmatrix schema`).
+pub fn policy_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    generator.subschema_for::<RawPolicy>()
 }
 
 fn err(path: Vec<Seg>, message: String) -> YamlError {
