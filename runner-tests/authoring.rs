@@ -273,7 +273,8 @@ fn reports_junit_markdown_and_annotations() {
     assert!(
         xml.contains("<testsuites name=\"faultmatrix\" tests=\"2\" failures=\"1\" skipped=\"0\">")
     );
-    assert!(xml.contains("name=\"wrong &lt;wait&gt; &amp; more\""));
+    assert!(xml.contains("<testcase classname=\"matrices/auth.yaml\" name=\"wrong &lt;wait&gt; &amp; more\" file=\"matrices/auth.yaml\" line=\"11\">"), "{xml}");
+    assert!(xml.contains("<testcase classname=\"matrices/auth.yaml\" name=\"passes\" file=\"matrices/auth.yaml\"/>"), "{xml}");
     assert!(xml.contains("- A1 503 UPSTREAM_UNAVAILABLE retry wait=2s\n+ A1 503 UPSTREAM_UNAVAILABLE retry wait=1s\n"));
 
     let md = std::fs::read_to_string(t.path("out.md")).unwrap();

@@ -22,7 +22,7 @@ fn escape_prop(s: &str) -> String {
 }
 
 /// Splits `file:line:col` (the file may itself hold `:` on other systems).
-fn split_location(loc: &str) -> (String, Option<usize>, Option<usize>) {
+pub fn split_location(loc: &str) -> (String, Option<usize>, Option<usize>) {
     let mut parts = loc.rsplitn(3, ':');
     let col = parts.next().and_then(|c| c.parse().ok());
     let line = parts.next().and_then(|l| l.parse().ok());

@@ -66,8 +66,11 @@ pub fn render(results: &[RowResult]) -> String {
                 escape(file),
                 escape(name)
             );
-            if let Some(loc) = &r.location {
-                let _ = write!(out, " file=\"{}\"", escape(loc));
+            let _ = write!(out, " file=\"{}\"", escape(file));
+            if let Some((_, Some(line), _)) =
+                r.location.as_deref().map(super::github::split_location)
+            {
+                let _ = write!(out, " line=\"{line}\"");
             }
             match &r.verdict {
                 Verdict::Passed => out.push_str("/>\n"),
