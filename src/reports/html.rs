@@ -195,7 +195,27 @@ pub fn render(title: &str, results: &[RowResult]) -> String {
         escape(title),
         escape(&s.line())
     );
+    let undrawn = results
+        .iter()
+        .filter(|r| r.observed.is_none() && matches!(r.verdict, Verdict::Passed))
+        .count();
+    if undrawn > 0 {
+        let _ = writeln!(
+            out,
+            "<p id=\"undrawn\">{undrawn} passed rows are listed without their timeline (the page draws at most {} passed rows; every failed row is drawn).</p>",
+            super::MAX_PASSED_DRAWN
+        );
+    }
     for r in results {
+        if r.observed.is_none() && matches!(r.verdict, Verdict::Passed) {
+            let _ = writeln!(
+                out,
+                "<section class=\"row passed compact\" data-id=\"{}\" data-calls=\"0\"><h2><span class=\"badge\">passed</span> {}</h2></section>",
+                escape(&r.id),
+                escape(&r.id)
+            );
+            continue;
+        }
         let (class, badge) = match &r.verdict {
             Verdict::Passed => ("passed", "passed"),
             Verdict::Failed(_) => ("failed", "FAILED"),
@@ -230,4 +250,57 @@ pub fn render(title: &str, results: &[RowResult]) -> String {
     }
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body></html>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reports::CallView;
+
+    fn row(id: &str, verdict: Verdict, observed: Option<ObservedRun>) -> RowResult {
+        RowResult {
+            id: id.into(),
+            tags: vec![],
+            location: None,
+            verdict,
+            observed,
+        }
+    }
+
+    #[test]
+    fn draws_one_box_per_call_and_lists_undrawn_rows() {
+        let call = |label: &str, route: &str, start: u64, decision: &str| CallView {
+            label: label.into(),
+            route: route.into(),
+            outcome: "503".into(),
+            code: Some("UPSTREAM_UNAVAILABLE".into()),
+            decision: decision.into(),
+            start: Duration::from_secs(start),
+            end: Some(Duration::from_secs(start)),
+            wait: Some(Duration::from_secs(1)),
+        };
+        let run = ObservedRun {
+            lines: vec!["A1 503 UPSTREAM_UNAVAILABLE switch".into()],
+            calls: vec![call("A1", "A", 0, "switch"), call("B1", "B", 1, "fail")],
+            returned_at: Duration::from_secs(1),
+            deadline: Some(Duration::from_secs(2)),
+            stop: "exhausted".into(),
+        };
+        let page = render(
+            "t",
+            &[
+                row(
+                    "f.yaml::drawn",
+                    Verdict::Failed("- a\n+ b".into()),
+                    Some(run),
+                ),
+                row("f.yaml::compact", Verdict::Passed, None),
+            ],
+        );
+        assert_eq!(page.matches("<g class=\"call").count(), 2);
+        assert_eq!(page.matches("class=\"deadline\"").count(), 1);
+        assert!(page.contains("<span class=\"del\">- a</span>"));
+        assert!(page.contains("<p id=\"undrawn\">1 passed rows are listed without their timeline"));
+        assert!(page.contains("class=\"row passed compact\" data-id=\"f.yaml::compact\""));
+    }
 }
