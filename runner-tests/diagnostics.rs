@@ -911,6 +911,27 @@ error: registry version 2 is not supported: expected 1
   |          ^
 "#,
     },
+    Case {
+        name: "two rows with the same snapshot name",
+        kind: Matrix,
+        yaml: r#"
+title: t
+rows:
+  - name: A then B
+    inject: { A: [200] }
+    expect: { snapshot: true }
+  - name: a-then-b
+    inject: { A: [200] }
+    expect: { snapshot: true }
+"#,
+        expected: r#"
+error: snapshot name `m__a_then_b` is already used by the row on line 3: rename one of the rows
+ --> m.yaml:6:11
+  |
+6 |   - name: a-then-b
+  |           ^
+"#,
+    },
 ];
 
 fn render(kind: Kind, yaml: &str) -> String {
