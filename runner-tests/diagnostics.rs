@@ -36,7 +36,7 @@ error: unknown key `titel`
  --> m.yaml:1:1
   |
 1 | titel: t
-  | ^ expected one of: title, system, policy, registry, defaults, rows
+  | ^ expected one of: title, system, policy, registry, defaults, tapes, rows
   = help: did you mean `title`?
 
 error: missing key `title` in the file
@@ -65,7 +65,7 @@ error: unknown key `inejct` in `rows[0]`
  --> m.yaml:8:5
   |
 8 |     inejct: { A: [200] }
-  |     ^ expected one of: name, ignore, tags, inject, deadline, jitter, jitter_seed, request, horizon, budget, max_calls, expect
+  |     ^ expected one of: name, ignore, tags, inject, deadline, jitter, jitter_seed, request, horizon, budget, max_calls, expect, tape, record
   = help: did you mean `inject`?
 "#,
     },
@@ -679,7 +679,7 @@ error: unknown key `inejct` in `rows[0]`
  --> m.yaml:8:5
   |
 8 |     inejct: { A: [200] }
-  |     ^ expected one of: name, ignore, tags, inject, deadline, jitter, jitter_seed, request, horizon, budget, max_calls, expect
+  |     ^ expected one of: name, ignore, tags, inject, deadline, jitter, jitter_seed, request, horizon, budget, max_calls, expect, tape, record
   = help: did you mean `inject`?
 
 error: `rows[0].deadline`: `5` has no unit: write it as `5s` or `5ms`
@@ -842,20 +842,19 @@ error: unknown key `retriable` in `codes.SLOW`
 "#,
     },
     Case {
-        name: "registry code without retryable",
+        name: "registry code that is not a mapping",
         kind: Registry,
         yaml: r#"
 version: 1
 codes:
-  SLOW:
-    max_attempts: 3
+  SLOW: yes
 "#,
         expected: r#"
-error: code `SLOW` does not declare `retryable`
- --> r.yaml:3:3
+error: code `SLOW` is a mapping with `retryable`, `max_attempts`, `escalate_to`, `match` and `fixture`
+ --> r.yaml:3:9
   |
-3 |   SLOW:
-  |   ^ every code says `retryable: true` or `retryable: false`
+3 |   SLOW: yes
+  |         ^
 "#,
     },
     Case {
@@ -869,7 +868,7 @@ codes:
     fixture: { status: 403, recovers_after: 1 }
 "#,
         expected: r#"
-error: terminal code `DENIED` is configured to recover
+error: terminal code `DENIED` is configured to recover after 1 failing call
  --> r.yaml:5:29
   |
 5 |     fixture: { status: 403, recovers_after: 1 }

@@ -13,6 +13,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Docs whose YAML blocks are fragments of larger files (a registry entry,
+/// a tape, a `tapes:` block) rather than files; they are only checked to
+/// parse. Every other doc's YAML must come from a tested file.
+const FRAGMENTS_ALLOWED: &[&str] = &["docs/registry.md", "docs/tapes.md"];
+
 struct Block {
     doc: String,
     line: usize,
@@ -106,6 +111,13 @@ fn every_documented_example_is_a_tested_file() {
     for doc in doc_files() {
         for b in blocks(&doc) {
             let where_ = format!("{}:{}", b.doc, b.line);
+            if FRAGMENTS_ALLOWED.contains(&b.doc.as_str()) && b.lang == "yaml" {
+                // Illustrative fragments (`rows: ...`): they must parse.
+                if let Err(e) = serde_yaml::from_str::<serde_yaml::Value>(&b.text) {
+                    problems.push(format!("{where_}: this yaml block does not parse: {e}"));
+                }
+                continue;
+            }
             let found = match b.lang.as_str() {
                 "yaml" => yaml_texts.iter().any(|t| t.contains(&b.text)),
                 "rust" => rust.iter().any(|t| t.contains(&b.text)),

@@ -23,11 +23,16 @@ use std::time::Duration;
 static CAPTURE: AtomicBool = AtomicBool::new(false);
 static PASSED_KEPT: AtomicUsize = AtomicUsize::new(0);
 
+/// The last observed run checked on a thread, and the policy deadline of
+/// its file (cached per file).
+#[derive(Default)]
+struct Last {
+    run: Option<ObservedRun>,
+    deadline_of: Option<(String, Option<Duration>)>,
+}
+
 thread_local! {
-    /// The last observed run checked on this thread, and the policy
-    /// deadline of its file (cached per file).
-    static LAST: RefCell<(Option<ObservedRun>, Option<(String, Option<Duration>)>)> =
-        const { RefCell::new((None, None)) };
+    static LAST: RefCell<Last> = RefCell::new(Last::default());
 }
 
 /// Most passed rows whose observed run is kept for the HTML report; every
@@ -49,28 +54,32 @@ pub fn capturing() -> bool {
 
 /// Keeps a row's observed run for [`take_observed`] (when capturing).
 /// Called by [`crate::compare::check`], which every runner goes through.
-pub fn stash_observed(matrix: &crate::model::Matrix, row: &crate::model::Row, obs: &crate::run::Observation) {
+pub fn stash_observed(
+    matrix: &crate::model::Matrix,
+    row: &crate::model::Row,
+    obs: &crate::run::Observation,
+) {
     if !capturing() {
         return;
     }
     LAST.with(|l| {
         let mut l = l.borrow_mut();
-        let deadline = match &l.1 {
+        let deadline = match &l.deadline_of {
             Some((file, d)) if *file == matrix.file => *d,
             _ => {
                 let d = policy_deadline(matrix);
-                l.1 = Some((matrix.file.clone(), d));
+                l.deadline_of = Some((matrix.file.clone(), d));
                 d
             }
         };
-        l.0 = Some(observed_run(row, obs, deadline));
+        l.run = Some(observed_run(row, obs, deadline));
     });
 }
 
 /// The observed run of the row just checked on this thread, if captured:
 /// always for a failed row, for the first [`MAX_PASSED_DRAWN`] passed rows.
 pub fn take_observed(failed: bool) -> Option<ObservedRun> {
-    let run = LAST.with(|l| l.borrow_mut().0.take())?;
+    let run = LAST.with(|l| l.borrow_mut().run.take())?;
     (failed || PASSED_KEPT.fetch_add(1, Ordering::Relaxed) < MAX_PASSED_DRAWN).then_some(run)
 }
 
