@@ -291,3 +291,30 @@ fn reports_junit_markdown_and_annotations() {
     let o = t.run(&["run", "matrices", "--color", "always"], &[]);
     assert!(stdout(&o).contains("\x1b[31m- A1 503 UPSTREAM_UNAVAILABLE retry wait=2s\x1b[0m"));
 }
+
+#[test]
+fn a_terminal_gets_colour_without_asking() {
+    // `script` (util-linux, essential on Debian) gives the binary a pty.
+    let t = Tree::new(FAILING);
+    let bin = env!("CARGO_BIN_EXE_faultmatrix");
+    let o = Command::new("script")
+        .args(["-qec", &format!("{bin} run matrices"), "/dev/null"])
+        .current_dir(t.dir.path())
+        .env_remove("NO_COLOR")
+        .env_remove("CI")
+        .output()
+        .expect("`script` runs the binary on a pseudo-terminal");
+    let out = stdout(&o);
+    assert!(
+        out.contains("\x1b[31m- A1 503 UPSTREAM_UNAVAILABLE retry wait=2s\x1b[0m"),
+        "{out:?}"
+    );
+    let o = Command::new("script")
+        .args(["-qec", &format!("{bin} run matrices"), "/dev/null"])
+        .current_dir(t.dir.path())
+        .env("NO_COLOR", "1")
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    assert!(!stdout(&o).contains("\x1b["), "NO_COLOR is honoured");
+}

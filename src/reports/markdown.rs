@@ -10,6 +10,12 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// Failed rows listed in the table (a pull-request comment holds at most
+/// 65,536 characters).
+pub const MAX_ROWS: usize = 200;
+/// Failed rows whose message is shown.
+pub const MAX_DETAILS: usize = 20;
+
 /// Renders the summary.
 pub fn render(results: &[RowResult]) -> String {
     let s = Summary::of(results);
@@ -25,7 +31,7 @@ pub fn render(results: &[RowResult]) -> String {
         return out;
     }
     out.push_str("| row | where |\n|---|---|\n");
-    for r in &failed {
+    for r in failed.iter().take(MAX_ROWS) {
         let _ = writeln!(
             out,
             "| {} | `{}` |",
@@ -33,8 +39,12 @@ pub fn render(results: &[RowResult]) -> String {
             cell(r.location.as_deref().unwrap_or("-"))
         );
     }
+    if failed.len() > MAX_ROWS {
+        let _ = writeln!(out, "| … and {} more | |", failed.len() - MAX_ROWS);
+    }
     out.push('\n');
-    for r in failed {
+    let shown = failed.len().min(MAX_DETAILS);
+    for r in &failed[..shown] {
         if let Verdict::Failed(msg) = &r.verdict {
             let _ = writeln!(
                 out,
@@ -44,5 +54,35 @@ pub fn render(results: &[RowResult]) -> String {
             );
         }
     }
+    if failed.len() > shown {
+        let _ = writeln!(
+            out,
+            "{} more failures are not shown here: see the JUnit or HTML report.",
+            failed.len() - shown
+        );
+    }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_runs_stay_within_a_comment() {
+        let results: Vec<RowResult> = (0..300)
+            .map(|i| RowResult {
+                id: format!("m.yaml::row {i}"),
+                tags: vec![],
+                location: Some(format!("m.yaml:{i}:5")),
+                verdict: Verdict::Failed("- a\n+ b\n".repeat(50)),
+                observed: None,
+            })
+            .collect();
+        let md = render(&results);
+        assert!(md.len() < 65_536, "{} bytes", md.len());
+        assert_eq!(md.matches("<details>").count(), MAX_DETAILS);
+        assert!(md.contains("| … and 100 more | |"));
+        assert!(md.contains("280 more failures are not shown here"));
+    }
 }
