@@ -21,7 +21,7 @@
 //! before insta is called, and insta is only called when they match.
 //!
 //! [`unreferenced`] lists snapshot files that no snapshot row names; CI
-//! rejects them (`faultmatrix snapshots --check`).
+//! rejects them (`faultmatrix snapshots`).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
