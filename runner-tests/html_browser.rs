@@ -134,13 +134,14 @@ fn html_report_renders_with_the_right_calls() {
     assert_eq!(
         seen,
         [
-            ("matrices/b.yaml::one call".to_string(), 1),
-            ("matrices/b.yaml::three calls".to_string(), 3),
             (
                 "matrices/b.yaml::four calls, wrong expectation".to_string(),
                 4
             ),
-        ]
+            ("matrices/b.yaml::one call".to_string(), 1),
+            ("matrices/b.yaml::three calls".to_string(), 3),
+        ],
+        "failed rows first, then the others in file order"
     );
     // The failed row shows its diff beside the picture.
     let failed = dom

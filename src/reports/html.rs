@@ -1,5 +1,5 @@
 //! A self-contained HTML report (no external files, no network): a summary,
-//! then one section per row with its trace as a timeline picture (a lane
+//! then one section per row (failed rows first) with its trace as a timeline picture (a lane
 //! per route, a box per call, dashed waits, the deadline as a red line)
 //! beside the diff of a failed row.
 //!
@@ -206,7 +206,14 @@ pub fn render(title: &str, results: &[RowResult]) -> String {
             super::MAX_PASSED_DRAWN
         );
     }
-    for r in results {
+    // Failed rows first: they are what a reviewer opens the page for.
+    let failed = results
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Failed(_)));
+    let others = results
+        .iter()
+        .filter(|r| !matches!(r.verdict, Verdict::Failed(_)));
+    for r in failed.chain(others) {
         if r.observed.is_none() && matches!(r.verdict, Verdict::Passed) {
             let _ = writeln!(
                 out,
