@@ -25,8 +25,9 @@ pub struct RowResult {
     pub location: Option<String>,
     /// Verdict.
     pub verdict: Verdict,
-    /// The observed run (trace lines and timings) when the row ran.
-    pub observed: Option<crate::reports::ObservedRun>,
+    /// The observed run (trace lines and timings), when it was captured for
+    /// the HTML report (boxed: results of 100,000 rows stay small).
+    pub observed: Option<Box<crate::reports::ObservedRun>>,
 }
 
 /// Counts.

@@ -264,7 +264,7 @@ mod tests {
     use super::*;
     use crate::reports::CallView;
 
-    fn row(id: &str, verdict: Verdict, observed: Option<ObservedRun>) -> RowResult {
+    fn row(id: &str, verdict: Verdict, observed: Option<Box<ObservedRun>>) -> RowResult {
         RowResult {
             id: id.into(),
             tags: vec![],
@@ -299,7 +299,7 @@ mod tests {
                 row(
                     "f.yaml::drawn",
                     Verdict::Failed("- a\n+ b".into()),
-                    Some(run),
+                    Some(Box::new(run)),
                 ),
                 row("f.yaml::compact", Verdict::Passed, None),
             ],

@@ -78,9 +78,10 @@ pub fn stash_observed(
 
 /// The observed run of the row just checked on this thread, if captured:
 /// always for a failed row, for the first [`MAX_PASSED_DRAWN`] passed rows.
-pub fn take_observed(failed: bool) -> Option<ObservedRun> {
+pub fn take_observed(failed: bool) -> Option<Box<ObservedRun>> {
     let run = LAST.with(|l| l.borrow_mut().run.take())?;
-    (failed || PASSED_KEPT.fetch_add(1, Ordering::Relaxed) < MAX_PASSED_DRAWN).then_some(run)
+    (failed || PASSED_KEPT.fetch_add(1, Ordering::Relaxed) < MAX_PASSED_DRAWN)
+        .then(|| Box::new(run))
 }
 
 pub use crate::report::{RowResult, Summary, Verdict};
