@@ -19,6 +19,8 @@
 //! | cargo test harness, CLI reports | [`harness`], [`report`] |
 //! | reason codes: generated tests, guardrails, review table, `check` | [`registry`], [`check`] |
 //! | recorded tapes: replay, record, scrub | [`tape`] |
+//! | snapshot rows (insta), selection by tag | [`snapshot`], [`select`] |
+//! | JUnit, Markdown, HTML, annotations, terminal; `schema`, `snapshots` | [`reports`], [`schema`], [`commands`] |
 #![warn(missing_docs)]
 
 pub mod check;
