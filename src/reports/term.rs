@@ -55,7 +55,8 @@ pub fn colourise(text: &str) -> String {
 }
 
 /// A progress line on stderr (`[12/1000 files]`), drawn only when stderr is
-/// a terminal and the run is long enough to need it.
+/// a terminal and the run is long enough to need it (20 files or more), or
+/// when `FAULTMATRIX_PROGRESS=always`.
 pub struct Progress {
     stop: std::sync::Arc<AtomicBool>,
     handle: Option<std::thread::JoinHandle<()>>,
@@ -66,20 +67,22 @@ impl Progress {
     pub fn start(total: usize) -> Self {
         FILES_DONE.store(0, Ordering::Relaxed);
         let stop = std::sync::Arc::new(AtomicBool::new(false));
-        let draw = total >= 20 && std::io::stderr().is_terminal();
+        let forced = std::env::var("FAULTMATRIX_PROGRESS").as_deref() == Ok("always");
+        let draw = forced || (total >= 20 && std::io::stderr().is_terminal());
         let handle = draw.then(|| {
             let stop = stop.clone();
             std::thread::spawn(move || {
-                let mut shown = false;
-                while !stop.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(100));
+                let line = || {
                     let done = FILES_DONE.load(Ordering::Relaxed);
                     let _ = write!(std::io::stderr(), "\r[{done}/{total} files]");
-                    shown = true;
+                };
+                line();
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    line();
                 }
-                if shown {
-                    let _ = write!(std::io::stderr(), "\r\x1b[2K");
-                }
+                line();
+                let _ = write!(std::io::stderr(), "\r\x1b[2K");
             })
         });
         Self { stop, handle }
