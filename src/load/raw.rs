@@ -61,13 +61,13 @@ impl<'de> Deserialize<'de> for Dur {
     }
 }
 
-/// A matrix file.
+/// A matrix file: a title, the system under test and its policy, and rows.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMatrix {
-    /// Title line.
+    /// One line describing the file; shown in reports.
     pub title: String,
-    /// System name (or a system description).
+    /// The system under test (default `reference`, the built-in controller).
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub system: Option<Value>,
@@ -75,10 +75,10 @@ pub struct RawMatrix {
     #[serde(default)]
     #[schemars(with = "Option<crate::schema::PolicySchema>")]
     pub policy: Option<Value>,
-    /// Path to a reason-code registry, relative to the file.
+    /// A reason-code registry, relative to this file (default: the built-in registry).
     #[serde(default)]
     pub registry: Option<String>,
-    /// Defaults for every row.
+    /// Settings applied to every row before its own.
     #[serde(default)]
     pub defaults: Option<RawSettings>,
     /// Tape settings (upstreams for recording, scrub rules): `crate::tape::config`.
@@ -106,13 +106,13 @@ pub struct RawSettings {
     /// The request the system sends.
     #[serde(default)]
     pub request: Option<RawRequest>,
-    /// How long to keep the clock running after the system returns.
+    /// How long the clock keeps running after the system returns; any call then fails the row (default 1h).
     #[serde(default)]
     pub horizon: Option<Dur>,
-    /// Virtual time after which a system still running is hung.
+    /// Virtual time after which a system still running fails the row as hung (default 1h).
     #[serde(default)]
     pub budget: Option<Dur>,
-    /// Runaway guard: most calls a row may make.
+    /// Runaway guard: most calls a row may make (default 100).
     #[serde(default)]
     pub max_calls: Option<u32>,
 }
@@ -121,15 +121,15 @@ pub struct RawSettings {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRow {
-    /// Unique name.
+    /// Unique in the file; the test is named `file.yaml::name`.
     pub name: String,
-    /// Reason the row is ignored.
+    /// Why the row is ignored (it runs with `cargo test -- --ignored`).
     #[serde(default)]
     pub ignore: Option<String>,
-    /// Tags.
+    /// Words for selection: `faultmatrix run --tag X`, `cargo test -- tag:X`.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// Route scripts.
+    /// What each route answers, in order: `A: [503, 503]`, `B: [200]`.
     #[serde(default)]
     #[schemars(with = "Option<std::collections::BTreeMap<String, crate::schema::ScriptSchema>>")]
     pub inject: Option<serde_yaml::Mapping>,
@@ -145,16 +145,16 @@ pub struct RawRow {
     /// The request the system sends.
     #[serde(default)]
     pub request: Option<RawRequest>,
-    /// How long to keep the clock running after the system returns.
+    /// How long the clock keeps running after the system returns; any call then fails the row (default 1h).
     #[serde(default)]
     pub horizon: Option<Dur>,
-    /// Virtual time after which a system still running is hung.
+    /// Virtual time after which a system still running fails the row as hung (default 1h).
     #[serde(default)]
     pub budget: Option<Dur>,
-    /// Runaway guard.
+    /// Runaway guard: most calls a row may make (default 100).
     #[serde(default)]
     pub max_calls: Option<u32>,
-    /// Expectations.
+    /// What must be observed: `trace` (or `snapshot: true`), `stop`, ...
     pub expect: RawExpect,
     /// A tape to replay instead of `inject` (relative to the matrix file).
     #[serde(default)]
@@ -194,26 +194,26 @@ pub struct RawRequest {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawExpect {
-    /// Trace lines: a block string or a list.
+    /// One line per call: `A1 503 UPSTREAM_UNAVAILABLE retry wait=1s`.
     #[serde(default)]
     #[schemars(with = "Option<crate::schema::TraceSchema>")]
     pub trace: Option<Value>,
-    /// Stop reason.
+    /// Why the run ended: success, terminal, exhausted, deadline, partial-output, ...
     #[serde(default)]
     pub stop: Option<String>,
-    /// Elapsed virtual time (exact or range).
+    /// Virtual time until the system returned: `0s`, or a range `2s..3s`.
     #[serde(default)]
     pub elapsed: Option<String>,
-    /// Final error.
+    /// The final error: request_id (`$request_id`), code, attempts, max_len.
     #[serde(default)]
     pub error: Option<RawError>,
-    /// Escalation events.
+    /// Escalation events in order: `[{ code: AUTH_FAILED, to: security-oncall }]`.
     #[serde(default)]
     pub escalations: Option<Vec<RawEscalation>>,
-    /// Records created.
+    /// Records created at create endpoints (idempotency).
     #[serde(default)]
     pub records: Option<u32>,
-    /// Amplification factor.
+    /// Total bytes sent divided by the first attempt's bytes.
     #[serde(default)]
     pub amplification: Option<f64>,
     /// Output delivered to the caller.

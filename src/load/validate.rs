@@ -1225,11 +1225,15 @@ fn check_code(cx: &mut Ctx<'_>, code: &str, path: &[Seg], registry: &Registry) {
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawRegistry {
+    /// Format version: 1.
     version: u32,
+    /// Heads the review table (`faultmatrix codes`).
     #[serde(default)]
     title: Option<String>,
+    /// Every reason code, by name (RATE_LIMITED).
     #[schemars(with = "std::collections::BTreeMap<String, RawCode>")]
     codes: serde_yaml::Mapping,
+    /// Fixtures keyed by code, when not written inline under the code.
     #[serde(default)]
     #[schemars(with = "Option<std::collections::BTreeMap<String, RawEntry>>")]
     fixtures: Option<serde_yaml::Mapping>,
@@ -1238,16 +1242,22 @@ pub(crate) struct RawRegistry {
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawCode {
+    /// Whether a failure with this code may be retried (a guardrail names codes without it).
     #[serde(default)]
     retryable: Option<bool>,
+    /// Move to the next route at once instead of retrying this one.
     #[serde(default)]
     switch: Option<bool>,
+    /// Retryable codes: calls on a route, the first included.
     #[serde(default)]
     max_attempts: Option<u32>,
+    /// Who is told when a run fails with this code.
     #[serde(default)]
     escalate_to: Option<String>,
+    /// How answers map to this code: `status` (429, 5xx), error-body values, `outcome`.
     #[serde(default, rename = "match")]
     matches: Option<RawMatch>,
+    /// What the real upstream returns for this code (status, headers, body, recovers_after).
     #[serde(default)]
     #[schemars(with = "Option<RawEntry>")]
     fixture: Option<Value>,
@@ -1256,11 +1266,14 @@ pub(crate) struct RawCode {
 #[derive(serde::Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawMatch {
+    /// Exact statuses, or classes such as 5xx.
     #[serde(default)]
     #[schemars(with = "Vec<crate::schema::StatusMatchSchema>")]
     status: Vec<Value>,
+    /// Error-body values (`error.code`, `error.type`) that mean this code.
     #[serde(default)]
     body: Vec<String>,
+    /// `timeout`, `reset`, `malformed` or `broken`.
     #[serde(default)]
     outcome: Option<String>,
 }

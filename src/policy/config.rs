@@ -170,22 +170,31 @@ impl Default for Policy {
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawPolicy {
+    /// Upstreams in fallback order, each with its attempt budget (the first call included).
     #[serde(default)]
     routes: Option<Vec<RawRoute>>,
+    /// Delay before retry n: `initial * factor^n`, capped, with jitter.
     #[serde(default)]
     backoff: Option<RawBackoff>,
+    /// One deadline for the whole run, shared by all routes.
     #[serde(default)]
     deadline: Option<Dur>,
+    /// How long one call may take (capped by what is left of the deadline). Default 60s.
     #[serde(default)]
     attempt_timeout: Option<Dur>,
+    /// Wait before the first call on the next route. Default 0s.
     #[serde(default)]
     switch_delay: Option<Dur>,
+    /// Server guidance (`Retry-After`, `retry-after-ms`): honor, cap, above_cap.
     #[serde(default)]
     retry_after: Option<RawRetryAfter>,
+    /// JSON paths in error bodies that name a code (default: error.code, error.type, code).
     #[serde(default)]
     body_paths: Option<Vec<String>>,
+    /// Codes that move to the next route at once.
     #[serde(default)]
     switch_on: Option<Vec<String>>,
+    /// Retry create requests with unknown outcome even without an idempotency key (unsafe).
     #[serde(default)]
     retry_creates_without_key: Option<bool>,
 }
@@ -193,9 +202,12 @@ struct RawPolicy {
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawRoute {
+    /// Name in scripts (`inject`) and traces (`A1`).
     name: String,
+    /// Calls allowed on the route, the first included. Default 3.
     #[serde(default)]
     attempts: Option<u32>,
+    /// This route's own backoff; fields not given are the policy's.
     #[serde(default)]
     backoff: Option<RawBackoff>,
 }
@@ -203,12 +215,16 @@ struct RawRoute {
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawBackoff {
+    /// Delay before the first retry. Default 1s.
     #[serde(default)]
     initial: Option<Dur>,
+    /// Growth per retry. Default 2.
     #[serde(default)]
     factor: Option<f64>,
+    /// Upper bound of a computed delay, before jitter. Default 30s.
     #[serde(default)]
     cap: Option<Dur>,
+    /// `none` (default), `full`, `equal` or `decorrelated`.
     #[serde(default)]
     jitter: Option<Jitter>,
 }
@@ -216,10 +232,13 @@ struct RawBackoff {
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawRetryAfter {
+    /// Read server guidance at all. Default true.
     #[serde(default)]
     honor: Option<bool>,
+    /// Most guidance honored. Default 60s.
     #[serde(default)]
     cap: Option<Dur>,
+    /// `clamp` (default) or `refuse` (stop `guidance-refused`).
     #[serde(default)]
     above_cap: Option<AboveCap>,
 }
