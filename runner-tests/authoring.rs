@@ -243,6 +243,8 @@ rows:
 #[test]
 fn reports_junit_markdown_and_annotations() {
     let t = Tree::new(FAILING);
+    let summary = t.path("step-summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
     let o = t.run(
         &[
             "run",
@@ -254,7 +256,10 @@ fn reports_junit_markdown_and_annotations() {
             "--html",
             "out.html",
         ],
-        &[("GITHUB_ACTIONS", "true")],
+        &[
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+        ],
     );
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
@@ -278,6 +283,11 @@ fn reports_junit_markdown_and_annotations() {
     assert!(xml.contains("- A1 503 UPSTREAM_UNAVAILABLE retry wait=2s\n+ A1 503 UPSTREAM_UNAVAILABLE retry wait=1s\n"));
 
     let md = std::fs::read_to_string(t.path("out.md")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&summary).unwrap(),
+        format!("earlier step\n{md}"),
+        "the job summary gets the Markdown report appended"
+    );
     assert!(md.starts_with("## ❌ faultmatrix: 1 passed, 1 failed\n"));
     assert!(md.contains("| matrices/auth.yaml::wrong <wait> & more | `matrices/auth.yaml:11:5` |"));
     assert!(md.contains("```diff\n"));

@@ -165,6 +165,17 @@ pub fn write_reports(a: &ReportArgs, results: &[RowResult], quiet: bool) -> Resu
         for line in reports::github::annotations(results) {
             let _ = writeln!(out, "{line}");
         }
+        // The job summary page shows the same Markdown as a PR comment.
+        if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+            let appended = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(&p)
+                .and_then(|mut f| f.write_all(reports::markdown::render(results).as_bytes()));
+            if let Err(e) = appended {
+                eprintln!("warning: cannot append to GITHUB_STEP_SUMMARY: {e}");
+            }
+        }
     }
     let _ = out.flush();
     let write = |path: &PathBuf, body: String| {
