@@ -349,3 +349,21 @@ fn progress_is_drawn_on_request_and_never_on_a_pipe() {
         "progress goes to stderr only"
     );
 }
+
+#[test]
+fn insta_force_pass_from_the_user_collects_but_ci_still_fails() {
+    // `cargo insta test` sets INSTA_FORCE_PASS=1: every pending snapshot is
+    // written and the run passes, for `cargo insta review` to decide.
+    let t = Tree::new(MATRIX);
+    let o = t.run(&["run", "matrices"], &[("INSTA_FORCE_PASS", "1")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(t.snapshot_files(), ["auth__retry_then_success.snap.new"]);
+    // Under CI the same run fails and writes nothing more.
+    std::fs::remove_file(t.path(&format!("{SNAP}.new"))).unwrap();
+    let o = t.run(
+        &["run", "matrices"],
+        &[("INSTA_FORCE_PASS", "1"), ("CI", "true")],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(t.snapshot_files(), Vec::<String>::new());
+}

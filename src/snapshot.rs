@@ -119,6 +119,19 @@ fn absolute(p: &Path) -> PathBuf {
     }
 }
 
+/// Whether `INSTA_FORCE_PASS` was set by [`init_process_env`] rather than
+/// by the user (or by `cargo insta test`, which collects every pending
+/// snapshot before review).
+static FORCE_PASS_IS_OURS: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the user asked insta not to fail on snapshot mismatches
+/// (`INSTA_FORCE_PASS=1`, as `cargo insta test` does). Never under CI.
+fn user_force_pass() -> bool {
+    !FORCE_PASS_IS_OURS.load(std::sync::atomic::Ordering::Relaxed)
+        && std::env::var("INSTA_FORCE_PASS").as_deref() == Ok("1")
+}
+
 /// Sets process-wide insta defaults for a runner that owns the process
 /// (the cargo harness, the CLI), before any thread starts: snapshot
 /// mismatches are reported by faultmatrix's own message rather than a
@@ -129,9 +142,14 @@ pub fn init_process_env(quiet: bool) {
     let set = |k: &str, v: &std::ffi::OsStr| {
         if std::env::var_os(k).is_none() {
             std::env::set_var(k, v);
+            true
+        } else {
+            false
         }
     };
-    set("INSTA_FORCE_PASS", "1".as_ref());
+    if set("INSTA_FORCE_PASS", "1".as_ref()) {
+        FORCE_PASS_IS_OURS.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     set("INSTA_WORKSPACE_ROOT", cwd.as_os_str());
     if quiet {
         set("INSTA_OUTPUT", "none".as_ref());
@@ -139,8 +157,10 @@ pub fn init_process_env(quiet: bool) {
 }
 
 /// Checks a snapshot row's observed trace against its accepted snapshot.
-/// `Ok(())` when they match (or insta was told to accept, as under
-/// `cargo insta test --accept`).
+/// `Ok(())` when they match, when insta accepted in place
+/// (`INSTA_UPDATE=always`), or when the user set `INSTA_FORCE_PASS=1` as
+/// `cargo insta test` does (the pending file is written for review). Under
+/// CI a difference always fails and nothing is written.
 pub fn check(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(), String> {
     let observed = contents(obs);
     let file = path(&matrix.file, &row.name);
@@ -181,6 +201,10 @@ pub fn check(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(), String
     // test --accept`); otherwise the accepted file is unchanged.
     let _ = outcome;
     if same || accepted(&absolute(&file)).is_some_and(|n| normalise(&n) == normalise(&observed)) {
+        return Ok(());
+    }
+    if user_force_pass() {
+        // `cargo insta test`: the pending snapshot is written; review decides.
         return Ok(());
     }
     let pending = format!("{shown}.new");
