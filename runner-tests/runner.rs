@@ -549,3 +549,31 @@ fn the_readme_failure_example_is_real_output() {
     let msg = faultmatrix::compare::check(&m, row, &obs).unwrap_err();
     assert_eq!(msg, block);
 }
+
+/// Passing rows never index the file's positions (a second YAML parse that
+/// only diagnostics and failures need): a performance regression guard.
+#[test]
+fn passing_rows_do_not_parse_the_file_twice() {
+    let yaml = format!(
+        "{HEAD}  - name: fallback
+    inject: {{ A: [503, 503], B: [200] }}
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=1s
+        A2 503 UPSTREAM_UNAVAILABLE switch
+        B1 200 return
+"
+    );
+    let m = load_text("t.yaml", &yaml, None, &Systems::new()).unwrap();
+    assert!(
+        !m.positions_indexed(),
+        "loading a valid file needs no positions"
+    );
+    let row = &m.rows[0];
+    assert_eq!(faultmatrix::run::run_and_check(&m, row), Ok(()));
+    assert!(!m.positions_indexed(), "a passing row needs no positions");
+    let bad = yaml.replace("B1 200 return", "B1 200 fail");
+    let m = load_text("t.yaml", &bad, None, &Systems::new()).unwrap();
+    assert!(faultmatrix::run::run_and_check(&m, &m.rows[0]).is_err());
+    assert!(m.positions_indexed(), "a failure points at its line");
+}

@@ -68,6 +68,12 @@ impl Matrix {
             .get_or_init(|| Positions::index(&self.source))
     }
 
+    /// Whether the position index has been built (a passing row never
+    /// needs it: building it is a second parse of the file).
+    pub fn positions_indexed(&self) -> bool {
+        self.positions.get().is_some()
+    }
+
     /// Position of a node, indexed on first use.
     pub fn pos(&self, path: &[Seg]) -> Pos {
         self.positions().value(path)
