@@ -148,6 +148,24 @@ pub struct Entry {
     pub label: String,
 }
 
+impl Entry {
+    /// The `ok` shorthand: `200 {"ok":true}`, served once.
+    pub fn ok() -> Self {
+        Entry {
+            answer: Answer::Response(ScriptedResponse {
+                status: 200,
+                headers: Vec::new(),
+                body: Some(r#"{"ok":true}"#.into()),
+                stream: None,
+            }),
+            latency: Duration::ZERO,
+            repeat: Repeat::Times(1),
+            committed: false,
+            label: "ok".into(),
+        }
+    }
+}
+
 /// What an upstream does for one call.
 #[derive(Debug, Clone)]
 pub enum Answer {

@@ -45,6 +45,24 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The loaded value when no error was found; otherwise every error of
+    /// the file, in file order.
+    fn finish<T>(self, value: Option<T>) -> Result<T, FileErrors> {
+        match value {
+            Some(v) if self.diags.is_empty() => Ok(v),
+            _ => {
+                let mut diagnostics = self.diags;
+                diagnostics.sort_by_key(|d| d.pos);
+                diagnostics.dedup();
+                Err(FileErrors {
+                    file: self.file.to_string(),
+                    source: Some(self.source.to_string()),
+                    diagnostics,
+                })
+            }
+        }
+    }
+
     fn positions(&mut self) -> &Positions {
         let source = self.source;
         self.positions
@@ -195,19 +213,7 @@ pub fn load_text(
 ) -> Result<Matrix, FileErrors> {
     let mut cx = Ctx::new(display, text);
     let result = load_inner(&mut cx, text, dir, systems);
-    match result {
-        Some(m) if cx.diags.is_empty() => Ok(m),
-        _ => {
-            let mut diagnostics = cx.diags;
-            diagnostics.sort_by_key(|d| d.pos);
-            diagnostics.dedup();
-            Err(FileErrors {
-                file: display.to_string(),
-                source: Some(text.to_string()),
-                diagnostics,
-            })
-        }
-    }
+    cx.finish(result)
 }
 
 fn load_inner(
@@ -681,7 +687,7 @@ fn script_entries(cx: &mut Ctx<'_>, v: &Value, path: &[Seg], registry: &Registry
                     match f.recovers_after {
                         Some(n) => {
                             failing.repeat = Repeat::Times(n.max(1));
-                            vec![failing, ok_entry()]
+                            vec![failing, Entry::ok()]
                         }
                         None => vec![failing],
                     }
@@ -693,21 +699,6 @@ fn script_entries(cx: &mut Ctx<'_>, v: &Value, path: &[Seg], registry: &Registry
             }
         }
         other => entry(cx, other, path, registry).into_iter().collect(),
-    }
-}
-
-fn ok_entry() -> Entry {
-    Entry {
-        answer: Answer::Response(ScriptedResponse {
-            status: 200,
-            headers: Vec::new(),
-            body: Some(r#"{"ok":true}"#.into()),
-            stream: None,
-        }),
-        latency: Duration::ZERO,
-        repeat: Repeat::Times(1),
-        committed: false,
-        label: "ok".into(),
     }
 }
 
@@ -729,7 +720,7 @@ fn fault_entry(word: &str) -> Option<Entry> {
         "timeout" => Answer::Timeout,
         "reset" => Answer::Reset,
         "malformed" => Answer::Malformed,
-        "ok" => return Some(ok_entry()),
+        "ok" => return Some(Entry::ok()),
         _ => return None,
     };
     Some(Entry {
@@ -1288,19 +1279,7 @@ pub(crate) struct RawMatch {
 pub fn registry_from_text(display: &str, text: &str) -> Result<Registry, FileErrors> {
     let mut cx = Ctx::new(display, text);
     let reg = registry_inner(&mut cx, text, display);
-    match reg {
-        Some(r) if cx.diags.is_empty() => Ok(r),
-        _ => {
-            let mut diagnostics = cx.diags;
-            diagnostics.sort_by_key(|d| d.pos);
-            diagnostics.dedup();
-            Err(FileErrors {
-                file: display.to_string(),
-                source: Some(text.to_string()),
-                diagnostics,
-            })
-        }
-    }
+    cx.finish(reg)
 }
 
 fn registry_fixture(

@@ -24,7 +24,7 @@ use std::time::Duration;
 use crate::duration::{self, DurationSpec};
 use crate::model::{
     Answer, Entry, Expect, ExpectedError, ExpectedEscalation, Matrix, Repeat, RouteScript, Row,
-    ScriptedResponse, Settings,
+    Settings,
 };
 use crate::registry::{CodeDef, Registry};
 use crate::yaml::Seg;
@@ -166,21 +166,6 @@ fn call_time(entry: &Entry) -> Duration {
     match entry.answer {
         Answer::Timeout => ATTEMPT_TIMEOUT,
         _ => entry.latency,
-    }
-}
-
-fn ok_entry() -> Entry {
-    Entry {
-        answer: Answer::Response(ScriptedResponse {
-            status: 200,
-            headers: Vec::new(),
-            body: Some(r#"{"ok":true}"#.into()),
-            stream: None,
-        }),
-        latency: Duration::ZERO,
-        repeat: Repeat::Times(1),
-        committed: false,
-        label: "ok".into(),
     }
 }
 
@@ -345,7 +330,7 @@ pub fn rows(def: &CodeDef) -> Vec<Row> {
                     case,
                     vec![
                         script("A", vec![with_repeat(fx, Repeat::Forever)]),
-                        script("B", vec![ok_entry()]),
+                        script("B", vec![Entry::ok()]),
                     ],
                     &l,
                     Expect {
@@ -387,7 +372,7 @@ pub fn rows(def: &CodeDef) -> Vec<Row> {
                     case,
                     vec![script(
                         "A",
-                        vec![with_repeat(fx, Repeat::Times(k)), ok_entry()],
+                        vec![with_repeat(fx, Repeat::Times(k)), Entry::ok()],
                     )],
                     &l,
                     Expect {
