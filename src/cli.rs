@@ -49,6 +49,11 @@ pub enum Command {
     Schema(crate::commands::SchemaArgs),
     /// Check snapshot folders: unreferenced or unreviewed snapshots fail.
     Snapshots(crate::commands::SnapshotsArgs),
+    /// Serve a matrix's scripts over HTTP on 127.0.0.1 until Ctrl-C.
+    Serve(crate::wire::cli::ServeArgs),
+    /// Run the reference system over HTTP against FAULTMATRIX_URL_<ROUTE>
+    /// (the command `run --over-http` uses).
+    Client(crate::wire::cli::ClientArgs),
 }
 
 /// `codes` options.
@@ -96,6 +101,10 @@ pub struct RunArgs {
     /// Report files (JUnit XML, Markdown, HTML).
     #[command(flatten)]
     pub reports: crate::commands::ReportArgs,
+    /// Run reference-system matrices over HTTP, with `faultmatrix client`
+    /// as the command (real time, tolerances apply).
+    #[arg(long)]
+    pub over_http: bool,
 }
 
 /// Entry point of the binary.
@@ -127,6 +136,8 @@ pub fn main() -> ExitCode {
         }
         Command::Schema(a) => crate::commands::schema(&a),
         Command::Snapshots(a) => crate::commands::snapshots(&a, &systems),
+        Command::Serve(a) => crate::wire::cli::serve(&a, &systems),
+        Command::Client(a) => crate::wire::cli::client(&a, &systems),
     })
 }
 
@@ -303,13 +314,26 @@ pub fn run_files(
     keep: &(dyn Fn(&str, &[String]) -> bool + Sync),
     threads: usize,
 ) -> RunOutcome {
+    run_files_with(files, systems, keep, threads, &|_| {})
+}
+
+/// As [`run_files`], with a hook that may adjust each matrix before it runs
+/// (`--over-http` uses it).
+pub fn run_files_with(
+    files: &[Found],
+    systems: &Systems,
+    keep: &(dyn Fn(&str, &[String]) -> bool + Sync),
+    threads: usize,
+    adjust: &(dyn Fn(&mut Matrix) + Sync),
+) -> RunOutcome {
     use crate::registry::{guardrails::Coverage, suite};
     // Registries whose coverage guardrail waits for every matrix of the run.
     let pending = std::sync::Mutex::new(Vec::new());
     let coverage = std::sync::Mutex::new(Coverage::new());
     let one = |i: usize, f: &Found| -> (Vec<RowResult>, bool) {
         match discover::load_one(f, systems) {
-            Loaded::Matrix(m) => {
+            Loaded::Matrix(mut m) => {
+                adjust(&mut m);
                 if m.registry.path.is_some() {
                     let mut c = Coverage::new();
                     c.record(&m);
@@ -392,11 +416,21 @@ fn cmd_run(a: &RunArgs, systems: &Systems) -> u8 {
     };
     crate::reports::set_capture(a.reports.html.is_some());
     let progress = crate::reports::term::Progress::start(files.len());
-    let outcome = run_files(
+    let exe = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "faultmatrix".into());
+    let over_http = a.over_http;
+    let adjust = move |m: &mut Matrix| {
+        if over_http {
+            crate::wire::cli::over_http(m, &exe);
+        }
+    };
+    let outcome = run_files_with(
         &files,
         systems,
         &|id: &str, tags: &[String]| wanted(&a.select, id, tags),
         threads,
+        &adjust,
     );
     progress.finish();
     let results = outcome.results;

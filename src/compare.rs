@@ -262,6 +262,7 @@ fn check_assertions(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(),
         }
     }
 
+    problems.extend(crate::wire::assertions::check(&exp.requests, &obs.calls));
     problems.extend(obs.failures.iter().cloned());
 
     if problems.is_empty() {

@@ -21,6 +21,7 @@
 //! | recorded tapes: replay, record, scrub | [`tape`] |
 //! | snapshot rows (insta), selection by tag | [`snapshot`], [`select`] |
 //! | JUnit, Markdown, HTML, annotations, terminal; `schema`, `snapshots` | [`reports`], [`schema`], [`commands`] |
+//! | over HTTP: fixture server, command systems, tolerances | [`wire`] |
 #![warn(missing_docs)]
 
 pub mod check;
@@ -46,6 +47,7 @@ pub mod system;
 pub mod tape;
 pub mod trace;
 pub mod transport;
+pub mod wire;
 pub mod yaml;
 
 pub use system::{System, Systems};

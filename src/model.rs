@@ -28,6 +28,8 @@ pub struct Matrix {
     pub rows: Vec<Row>,
     /// Error-body paths used to classify answers (empty: the defaults).
     pub body_paths: Vec<String>,
+    /// Set when the system is a command: rows run over HTTP (see [`crate::wire`]).
+    pub command: Option<Arc<crate::wire::CommandSpec>>,
     positions: OnceLock<Positions>,
 }
 
@@ -53,6 +55,7 @@ impl Matrix {
             registry,
             rows,
             body_paths,
+            command: None,
             positions: OnceLock::new(),
         }
     }
@@ -258,6 +261,8 @@ pub struct Settings {
     pub budget: Duration,
     /// Calls after which the runaway guard stops the row.
     pub max_calls: u32,
+    /// How far real waits may be from expected ones (over the wire only).
+    pub tolerance: crate::wire::Tolerance,
 }
 
 impl Default for Settings {
@@ -272,6 +277,7 @@ impl Default for Settings {
             horizon: Duration::from_secs(3600),
             budget: Duration::from_secs(3600),
             max_calls: 100,
+            tolerance: crate::wire::Tolerance::default(),
         }
     }
 }
@@ -398,4 +404,6 @@ pub struct Expect {
     /// The trace (and stop) is compared with a reviewed insta snapshot
     /// instead of `trace` (see [`crate::snapshot`]).
     pub snapshot: bool,
+    /// Assertions on the requests themselves (headers, model, stream).
+    pub requests: Vec<crate::wire::assertions::RequestAssertion>,
 }

@@ -86,6 +86,10 @@ pub fn run_and_check(matrix: &Matrix, row: &Row) -> Result<(), String> {
 
 /// Runs a row of a matrix, replaying or recording its tape as `mode` says.
 pub fn run_row_with(matrix: &Matrix, row: &Row, mode: &Mode) -> Observation {
+    if let Some(spec) = &matrix.command {
+        // A command system runs over HTTP on the real clock.
+        return crate::wire::command::run_row(matrix, row, spec);
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)

@@ -69,7 +69,7 @@ pub struct RawMatrix {
     pub title: String,
     /// The system under test (default `reference`, the built-in controller).
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<crate::wire::command::SystemSchema>")]
     pub system: Option<Value>,
     /// Configuration handed to the system.
     #[serde(default)]
@@ -115,6 +115,9 @@ pub struct RawSettings {
     /// Runaway guard: most calls a row may make (default 100).
     #[serde(default)]
     pub max_calls: Option<u32>,
+    /// Real-time tolerance (over the wire).
+    #[serde(default)]
+    pub tolerance: Option<crate::wire::tolerance::RawTolerance>,
 }
 
 /// A row.
@@ -154,6 +157,9 @@ pub struct RawRow {
     /// Runaway guard: most calls a row may make (default 100).
     #[serde(default)]
     pub max_calls: Option<u32>,
+    /// Real-time tolerance (over the wire).
+    #[serde(default)]
+    pub tolerance: Option<crate::wire::tolerance::RawTolerance>,
     /// What must be observed: `trace` (or `snapshot: true`), `stop`, ...
     pub expect: RawExpect,
     /// A tape to replay instead of `inject` (relative to the matrix file).
@@ -222,6 +228,10 @@ pub struct RawExpect {
     /// Leave the trace to a reviewed snapshot (`matrices/snapshots/`).
     #[serde(default)]
     pub snapshot: Option<bool>,
+    /// Request assertions, by call label.
+    #[serde(default)]
+    #[schemars(with = "Option<crate::wire::assertions::RequestsSchema>")]
+    pub requests: Option<Value>,
 }
 
 /// Final error expectations.

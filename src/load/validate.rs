@@ -260,18 +260,45 @@ fn load_inner(
     };
 
     // System.
+    let mut command = None;
     let system_name = match &raw.system {
         None => "reference".to_string(),
         Some(Value::String(s)) => s.clone(),
+        Some(v @ Value::Mapping(_)) => match crate::wire::command::parse_system(v, dir) {
+            Ok(spec) => {
+                command = Some(Arc::new(spec));
+                "command".to_string()
+            }
+            Err(errors) => {
+                for e in errors {
+                    cx.yaml_error(e);
+                }
+                return None;
+            }
+        },
         Some(_) => {
             cx.error(
                 &[key("system")],
-                "`system` is the name of a registered system, such as `reference`",
+                "`system` is the name of a registered system, such as `reference`, or `{ command: [program, args...] }`",
             );
             return None;
         }
     };
-    let Some(factory) = systems.get(&system_name) else {
+    let factory = match &command {
+        Some(spec) => {
+            let built = crate::wire::command::built(spec);
+            let f: crate::system::Factory = Arc::new(move |_, _| {
+                Ok(crate::system::Built {
+                    system: built.system.clone(),
+                    routes: built.routes.clone(),
+                    body_paths: Vec::new(),
+                })
+            });
+            Some(f)
+        }
+        None => systems.get(&system_name).cloned(),
+    };
+    let Some(factory) = factory else {
         let names: Vec<&str> = systems.names().collect();
         let pos = cx.pos(&[key("system")]);
         cx.error_at(
@@ -374,7 +401,7 @@ fn load_inner(
     if !cx.diags.is_empty() {
         return None;
     }
-    Some(Matrix::new(
+    let mut matrix = Matrix::new(
         cx.file.to_string(),
         Arc::from(text),
         raw.title,
@@ -383,7 +410,9 @@ fn load_inner(
         registry,
         rows,
         built.body_paths,
-    ))
+    );
+    matrix.command = command;
+    Some(matrix)
 }
 
 /// One diagnostic on the `registry:` key of a matrix whose registry does
@@ -476,6 +505,7 @@ fn apply_settings(cx: &mut Ctx<'_>, s: &mut Settings, raw: &RawSettings, path: &
             horizon: raw.horizon.map(|d| d.0),
             budget: raw.budget.map(|d| d.0),
             max_calls: raw.max_calls,
+            tolerance: raw.tolerance.as_ref(),
         },
     );
 }
@@ -488,6 +518,7 @@ struct Overrides<'r> {
     horizon: Option<Duration>,
     budget: Option<Duration>,
     max_calls: Option<u32>,
+    tolerance: Option<&'r crate::wire::tolerance::RawTolerance>,
 }
 
 fn apply(cx: &mut Ctx<'_>, s: &mut Settings, path: &[Seg], o: Overrides<'_>) {
@@ -554,6 +585,12 @@ fn apply(cx: &mut Ctx<'_>, s: &mut Settings, path: &[Seg], o: Overrides<'_>) {
         }
         s.max_calls = m;
     }
+    if let Some(t) = o.tolerance {
+        match t.apply(s.tolerance) {
+            Ok(t) => s.tolerance = t,
+            Err(m) => cx.error(&child(path, key("tolerance")), m),
+        }
+    }
 }
 
 fn validate_row(
@@ -588,6 +625,7 @@ fn validate_row(
             horizon: rr.horizon.map(|d| d.0),
             budget: rr.budget.map(|d| d.0),
             max_calls: rr.max_calls,
+            tolerance: rr.tolerance.as_ref(),
         },
     );
 
@@ -1180,6 +1218,17 @@ fn validate_expect(
                 Some("a snapshot row keeps its trace in the snapshot file".into()),
                 None,
             );
+        }
+    }
+    if let Some(r) = &raw.requests {
+        asserted = true;
+        match crate::wire::assertions::parse(r, &child(&path, key("requests"))) {
+            Ok(a) => expect.requests = a,
+            Err(errors) => {
+                for (p, m) in errors {
+                    cx.error(&p, m);
+                }
+            }
         }
     }
     if !asserted {
