@@ -1,0 +1,183 @@
+//! Over-the-wire proof, as one libtest-mimic target (`cargo test --test wire`):
+//!
+//! - every row of `runner-tests/wire/**/*.yaml`: the openai Python SDK and a
+//!   reqwest client run as command systems against the fixture server;
+//! - `over-http::matrices/seed-fallback.yaml::…`: the seed acceptance matrix
+//!   against the reference system run as a command (`faultmatrix client`);
+//! - `wrong-client::…`: deliberately wrong clients fail with a diff naming
+//!   the call.
+//!
+//! The openai rows need `.venv` (made by `.ci/run`). Without it they are
+//! ignored with a note, unless `CI` is set, where they fail.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use faultmatrix::discover::{self, Found, Loaded};
+use libtest_mimic::{Arguments, Failed, Trial};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Builds the reqwest example (examples are not built for `--test wire`).
+fn reqwest_client() -> Result<PathBuf, String> {
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--example", "reqwest-client"])
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("cargo build --example reqwest-client failed".into());
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("no target directory")?;
+    Ok(dir.join("examples").join("reqwest-client"))
+}
+
+/// The Python with the openai SDK, if there is one.
+fn python() -> Option<PathBuf> {
+    let venv = root().join(".venv/bin/python");
+    let py = if venv.exists() {
+        venv
+    } else {
+        PathBuf::from("python3")
+    };
+    let ok = Command::new(&py)
+        .args(["-c", "import openai"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some(py)
+}
+
+fn load(path: &str) -> faultmatrix::model::Matrix {
+    let found = Found {
+        path: root().join(path),
+        display: path.to_string(),
+    };
+    match discover::load_one(&found, &faultmatrix::Systems::new()) {
+        Loaded::Matrix(m) => m,
+        Loaded::Errors(e) => panic!("{e}"),
+        Loaded::Registry => panic!("{path} is a registry"),
+    }
+}
+
+fn wrong_client_trials() -> Vec<Trial> {
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "runner-tests/wire-wrong/extra-retry.yaml",
+            &[
+                "- A3 503 UPSTREAM_UNAVAILABLE switch\n+ A3 503 UPSTREAM_UNAVAILABLE retry wait=",
+                "+ A4 503 UPSTREAM_UNAVAILABLE switch\n  B1 200 return\n",
+                "first difference: expected line 3 of the trace, at runner-tests/wire-wrong/extra-retry.yaml:17",
+            ],
+        ),
+        (
+            "runner-tests/wire-wrong/ignore-retry-after.yaml",
+            &[
+                "- A1 429 RATE_LIMITED retry wait=1s\n+ A1 429 RATE_LIMITED retry wait=2",
+                "A1 wait (after A1, before the next call): observed 2",
+                "expected 1s ±(50ms + 10%) = 850ms..1150ms: ",
+                "ms too short",
+            ],
+        ),
+        (
+            "runner-tests/wire-wrong/short-wait.yaml",
+            &[
+                "- A1 500 SERVER_ERROR retry wait=200ms\n+ A1 500 SERVER_ERROR retry wait=1",
+                "expected 200ms ±(50ms + 10%) = 130ms..270ms: ",
+                "ms too short",
+            ],
+        ),
+    ];
+    cases
+        .into_iter()
+        .map(|(file, wants)| {
+            Trial::test(format!("wrong-client::{file}"), move || {
+                let m = load(file);
+                let row = &m.rows[0];
+                let obs = faultmatrix::run::run_row(&m, row);
+                match faultmatrix::compare::check(&m, row, &obs) {
+                    Ok(()) => Err(Failed::from(format!("{file}: the wrong client passed"))),
+                    Err(msg) => {
+                        for w in wants {
+                            if !msg.contains(w) {
+                                return Err(Failed::from(format!(
+                                    "the failure message lacks {w:?}:\n{msg}"
+                                )));
+                            }
+                        }
+                        Ok(())
+                    }
+                }
+            })
+        })
+        .collect()
+}
+
+fn seed_over_http_trials() -> Vec<Trial> {
+    let mut m = load("matrices/seed-fallback.yaml");
+    faultmatrix::wire::cli::over_http(&mut m, env!("CARGO_BIN_EXE_faultmatrix"));
+    assert!(m.command.is_some(), "the seed matrix runs the reference system");
+    let m = std::sync::Arc::new(m);
+    (0..m.rows.len())
+        .map(|i| {
+            let m = m.clone();
+            Trial::test(format!("over-http::{}", m.row_id(&m.rows[i])), move || {
+                let row = &m.rows[i];
+                let obs = faultmatrix::run::run_row(&m, row);
+                faultmatrix::compare::check(&m, row, &obs).map_err(Failed::from)
+            })
+        })
+        .collect()
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    std::env::set_current_dir(root()).expect("the crate root exists");
+    std::env::set_var("FAULTMATRIX_BIN", env!("CARGO_BIN_EXE_faultmatrix"));
+    let listing = args.list;
+    if !listing {
+        match reqwest_client() {
+            Ok(p) => std::env::set_var("FAULTMATRIX_REQWEST_CLIENT", p),
+            Err(e) => eprintln!("warning: {e}: the reqwest rows will fail"),
+        }
+    }
+    let py = if listing { None } else { python() };
+    let skip_openai = !listing && py.is_none() && std::env::var_os("CI").is_none();
+    if let Some(p) = &py {
+        std::env::set_var("FAULTMATRIX_PYTHON", p);
+    } else if skip_openai {
+        eprintln!(
+            "note: the openai SDK is not installed, so the openai rows are ignored; \
+             install it with: python3 -m venv .venv && .venv/bin/pip install -r runner-tests/wire/openai/requirements.txt"
+        );
+    }
+    let harness = faultmatrix::harness::Harness::new("runner-tests/wire");
+    let mut trials = match harness.trials(&args) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(101);
+        }
+    };
+    if trials.is_empty() && !args.exact {
+        eprintln!("error: no rows under runner-tests/wire: zero rows is a failure");
+        std::process::exit(101);
+    }
+    if skip_openai {
+        trials = trials
+            .into_iter()
+            .map(|t| {
+                let ignore = t.name().contains("/openai/");
+                t.with_ignored_flag(ignore)
+            })
+            .collect();
+    }
+    trials.extend(seed_over_http_trials());
+    trials.extend(wrong_client_trials());
+    libtest_mimic::run(&args, trials).exit()
+}
