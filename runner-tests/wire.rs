@@ -121,7 +121,10 @@ fn wrong_client_trials() -> Vec<Trial> {
 fn seed_over_http_trials() -> Vec<Trial> {
     let mut m = load("matrices/seed-fallback.yaml");
     faultmatrix::wire::cli::over_http(&mut m, env!("CARGO_BIN_EXE_faultmatrix"));
-    assert!(m.command.is_some(), "the seed matrix runs the reference system");
+    assert!(
+        m.command.is_some(),
+        "the seed matrix runs the reference system"
+    );
     let m = std::sync::Arc::new(m);
     (0..m.rows.len())
         .map(|i| {

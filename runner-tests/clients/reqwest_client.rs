@@ -57,7 +57,8 @@ async fn attempt(
     request_id: &str,
     retry_count: u32,
 ) -> Attempt {
-    let body = r#"{"model":"gpt-4o-mini","stream":false,"messages":[{"role":"user","content":"ping"}]}"#;
+    let body =
+        r#"{"model":"gpt-4o-mini","stream":false,"messages":[{"role":"user","content":"ping"}]}"#;
     let sent = client
         .post(format!("{base}/v1/chat/completions"))
         .header("content-type", "application/json")
@@ -78,7 +79,9 @@ async fn attempt(
         Err(e) if e.is_timeout() => Attempt::Retryable("TIMEOUT".into(), None),
         Err(_) => Attempt::Retryable("CONNECTION".into(), None),
         Ok(_) if (200..300).contains(&status) => Attempt::Ok,
-        Ok(_) if status == 429 || status >= 500 => Attempt::Retryable(format!("HTTP_{status}"), wait),
+        Ok(_) if status == 429 || status >= 500 => {
+            Attempt::Retryable(format!("HTTP_{status}"), wait)
+        }
         Ok(_) => Attempt::Fatal(format!("HTTP_{status}")),
     }
 }
@@ -97,7 +100,11 @@ async fn main() {
         .timeout(ATTEMPT_TIMEOUT)
         .build()
         .expect("a plain-HTTP client builds");
-    let max = if wrong == "extra-retry" { MAX_ATTEMPTS + 1 } else { MAX_ATTEMPTS };
+    let max = if wrong == "extra-retry" {
+        MAX_ATTEMPTS + 1
+    } else {
+        MAX_ATTEMPTS
+    };
     let mut calls = 0u32;
     let mut attempts = Vec::new();
     let mut last = String::new();
@@ -137,7 +144,11 @@ async fn main() {
             }
         }
     }
-    let code = if last.starts_with("HTTP_") { format!("\"{last}\"") } else { "null".into() };
+    let code = if last.starts_with("HTTP_") {
+        format!("\"{last}\"")
+    } else {
+        "null".into()
+    };
     println!(
         r#"{{"outcome":"error","stop":"exhausted","code":{code},"request_id":"{request_id}","attempts":[{}]}}"#,
         attempts.join(",")

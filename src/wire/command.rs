@@ -175,7 +175,8 @@ pub fn built(spec: &CommandSpec) -> Built {
     }
 }
 
-/// Expands `${VAR}` and `${VAR:-default}` from the environment.
+/// Expands `${VAR}` and `${VAR:-default}` from the environment; other
+/// `${...}` forms (a shell's `${X##*:}`) are left as written.
 pub fn expand(text: &str) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = text;
@@ -190,6 +191,16 @@ pub fn expand(text: &str) -> Result<String, String> {
             Some((n, d)) => (n, Some(d)),
             None => (inner, None),
         };
+        let is_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !is_name {
+            // Not ours (for example a shell's `${X##*:}`): left as written.
+            out.push_str("${");
+            out.push_str(inner);
+            out.push('}');
+            rest = &after[end + 1..];
+            continue;
+        }
         match (std::env::var(name).ok().filter(|v| !v.is_empty()), default) {
             (Some(v), _) => out.push_str(&v),
             (None, Some(d)) => out.push_str(d),
@@ -624,6 +635,7 @@ mod tests {
             .unwrap_err()
             .contains("not set"));
         assert!(expand("${oops").is_err());
+        assert_eq!(expand("${X##*:}").unwrap(), "${X##*:}");
         assert_eq!(url_var("openai-primary"), "FAULTMATRIX_URL_OPENAI_PRIMARY");
     }
 

@@ -1,0 +1,377 @@
+//! The fixture server and the HTTP transport on real sockets: garbage in
+//! never panics and gets a 4xx, nothing listens beyond 127.0.0.1, rows
+//! never share counters, every script entry means the same on the wire,
+//! a hung command is killed at its budget, and bad wire settings get
+//! diagnostics.
+
+use std::time::{Duration, Instant};
+
+use faultmatrix::model::{
+    Answer, Entry, Repeat, RouteScript, ScriptedResponse, SseItem, StreamSpec,
+};
+use faultmatrix::script::Outcome;
+use faultmatrix::transport::{Body, Request, Transport, TransportError};
+use faultmatrix::wire::client::HttpTransport;
+use faultmatrix::wire::FixtureServer;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+fn entry(answer: Answer) -> Entry {
+    Entry {
+        answer,
+        latency: Duration::ZERO,
+        repeat: Repeat::Times(1),
+        committed: false,
+        label: "x".into(),
+    }
+}
+
+fn status(s: u16, body: &str) -> Entry {
+    entry(Answer::Response(ScriptedResponse {
+        status: s,
+        headers: vec![("Retry-After".into(), "1".into())],
+        body: Some(body.into()),
+        stream: None,
+    }))
+}
+
+fn script(route: &str, entries: Vec<Entry>) -> Vec<RouteScript> {
+    vec![RouteScript {
+        route: route.into(),
+        entries,
+    }]
+}
+
+fn transport(server: &FixtureServer) -> HttpTransport {
+    let routes: Vec<(String, String)> = server
+        .listeners()
+        .iter()
+        .map(|l| (l.route.clone(), l.url()))
+        .collect();
+    HttpTransport::new(&routes, "/v1/chat/completions").unwrap()
+}
+
+fn req(route: &str) -> Request {
+    Request {
+        route: route.into(),
+        request_id: Some("req-1".into()),
+        model: Some("gpt-x".into()),
+        stream: true,
+        ..Request::default()
+    }
+}
+
+async fn raw(addr: std::net::SocketAddr, bytes: &[u8]) -> String {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let _ = s.write_all(bytes).await;
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(2), s.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test]
+async fn garbage_requests_get_4xx_and_the_server_keeps_serving() {
+    let server = FixtureServer::start(&script("A", vec![status(200, "{}")]), 100)
+        .await
+        .unwrap();
+    let addr = server.listeners()[0].addr;
+    let big_body = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n".to_string();
+    let huge_head = format!(
+        "GET / HTTP/1.1\r\nHost: x\r\nX: {}\r\n\r\n",
+        "a".repeat(20_000)
+    );
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (b"\x00\x01\x02\xff\xfe garbage\r\n\r\n".to_vec(), "HTTP/1.1 400"),
+        (b"GET\r\n\r\n".to_vec(), "HTTP/1.1 400"),
+        (b"GET / HTTP/1.1\r\n\r\n".to_vec(), "HTTP/1.1 400"),
+        (b"GET / HTTP/9.9\r\nHost: x\r\n\r\n".to_vec(), "HTTP/1.1 505"),
+        (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n".to_vec(), "HTTP/1.1 400"),
+        (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec(), "HTTP/1.1 400"),
+        (b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n".to_vec(), "HTTP/1.1 400"),
+        (b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n".to_vec(), "HTTP/1.1 501"),
+        (big_body.into_bytes(), "HTTP/1.1 413"),
+        (huge_head.into_bytes(), "HTTP/1.1 431"),
+        (vec![b'A'; 100_000], "HTTP/1.1 400"),
+        ("GET /\u{e9} HTTP/1.1\r\nHost: x\r\n\r\n".as_bytes().to_vec(), "HTTP/1.1 400"),
+    ];
+    for (input, want) in &cases {
+        let got = raw(addr, input).await;
+        assert!(
+            got.starts_with(want),
+            "{:?}: expected {want}, got {got:?}",
+            String::from_utf8_lossy(&input[..input.len().min(60)])
+        );
+    }
+    // Half a request, then the client goes away: no answer, no call.
+    let _ = raw(addr, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Le").await;
+    // The script is untouched: the first real call gets the first entry.
+    let t = transport(&server);
+    let r = t.call(req("A")).await.unwrap();
+    assert_eq!(r.status, 200);
+    let report = server.finish(&["A".into()]);
+    assert_eq!(report.calls.len(), 1);
+    assert_eq!(report.rejected as usize, cases.len());
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+}
+
+#[tokio::test]
+async fn listens_on_loopback_only_and_rows_never_share_counters() {
+    let s = script("A", vec![status(503, "{}"), status(200, "{}")]);
+    let one = FixtureServer::start(&s, 100).await.unwrap();
+    let two = FixtureServer::start(&s, 100).await.unwrap();
+    for l in one.listeners().iter().chain(two.listeners()) {
+        assert!(l.addr.ip().is_loopback(), "{}", l.addr);
+        assert_eq!(l.addr.ip().to_string(), "127.0.0.1");
+    }
+    assert_ne!(one.listeners()[0].addr, two.listeners()[0].addr);
+    // A non-loopback address of this machine, if it has one, is refused.
+    if let Ok(sock) = std::net::UdpSocket::bind("0.0.0.0:0") {
+        if sock.connect("10.255.255.255:9").is_ok() {
+            if let Ok(local) = sock.local_addr() {
+                if !local.ip().is_loopback() && !local.ip().is_unspecified() {
+                    let port = one.listeners()[0].addr.port();
+                    let r = TcpStream::connect((local.ip(), port)).await;
+                    assert!(r.is_err(), "reachable on {}:{port}", local.ip());
+                }
+            }
+        }
+    }
+    let (t1, t2) = (transport(&one), transport(&two));
+    assert_eq!(t1.call(req("A")).await.unwrap().status, 503);
+    assert_eq!(t2.call(req("A")).await.unwrap().status, 503);
+    assert_eq!(t1.call(req("A")).await.unwrap().status, 200);
+    assert_eq!(t2.call(req("A")).await.unwrap().status, 200);
+}
+
+#[tokio::test]
+async fn every_entry_means_the_same_on_the_wire() {
+    let stream = entry(Answer::Response(ScriptedResponse {
+        status: 200,
+        headers: Vec::new(),
+        body: None,
+        stream: Some(StreamSpec {
+            items: vec![
+                SseItem::Comment("keep-alive".into()),
+                SseItem::Event {
+                    event: None,
+                    data: "one".into(),
+                    id: None,
+                },
+            ],
+            breaks: true,
+        }),
+    }));
+    let mut slow = status(200, r#"{"ok":true}"#);
+    slow.latency = Duration::from_millis(150);
+    let entries = vec![
+        entry(Answer::Reset),
+        entry(Answer::Malformed),
+        stream,
+        slow,
+        entry(Answer::Timeout),
+        status(429, r#"{"error":{"code":"rate_limit_exceeded"}}"#),
+    ];
+    let server = FixtureServer::start(&script("A", entries), 100)
+        .await
+        .unwrap();
+    let t = transport(&server);
+    assert_eq!(t.call(req("A")).await.unwrap_err(), TransportError::Reset);
+    assert_eq!(
+        t.call(req("A")).await.unwrap_err(),
+        TransportError::Malformed
+    );
+    let r = t.call(req("A")).await.unwrap();
+    let Body::Stream(mut s) = r.body else {
+        panic!("expected a stream")
+    };
+    assert_eq!(
+        s.next().await,
+        Some(Ok(SseItem::Comment("keep-alive".into())))
+    );
+    assert!(matches!(s.next().await, Some(Ok(SseItem::Event { .. }))));
+    assert!(matches!(s.next().await, Some(Err(_))), "the stream breaks");
+    let started = Instant::now();
+    let r = t.call(req("A")).await.unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(150),
+        "latency is served"
+    );
+    assert_eq!(r.text(), Some(r#"{"ok":true}"#));
+    let hung = tokio::time::timeout(Duration::from_millis(200), t.call(req("A"))).await;
+    assert!(hung.is_err(), "a timeout entry never answers");
+    let r = t.call(req("A")).await.unwrap();
+    assert_eq!((r.status, r.header("retry-after")), (429, Some("1")));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let report = server.finish(&["A".into()]);
+    let outcomes: Vec<Outcome> = report.calls.iter().map(|c| c.outcome.clone()).collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            Outcome::Reset,
+            Outcome::Malformed,
+            Outcome::Broken { data_events: 1 },
+            Outcome::Status(200),
+            Outcome::Timeout,
+            Outcome::Status(429),
+        ]
+    );
+    // What was observed about the requests, and what was not kept.
+    let c = &report.calls[0];
+    assert_eq!(
+        (c.method.as_str(), c.path.as_str()),
+        ("POST", "/v1/chat/completions")
+    );
+    assert_eq!(c.model.as_deref(), Some("gpt-x"));
+    assert!(c.stream);
+    assert!(c.body_size > 0);
+    assert_eq!(c.header("x-request-id"), Some("req-1"));
+    let attempts: Vec<u32> = report.calls.iter().map(|c| c.attempt).collect();
+    assert_eq!(attempts, vec![1, 2, 3, 4, 5, 6]);
+}
+
+#[tokio::test]
+async fn credentials_are_never_recorded_and_extra_calls_are_refused() {
+    let server = FixtureServer::start(&script("A", vec![status(200, "{}")]), 100)
+        .await
+        .unwrap();
+    let addr = server.listeners()[0].addr;
+    let body = r#"{"model":"m","stream":false}"#;
+    let head = format!(
+        "POST /v1/x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-secret\r\nX-Api-Key: k\r\nCookie: c\r\nIdempotency-Key: idem-1\r\nX-Stainless-Retry-Count: 0\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    // Keep-alive: two requests on one connection, answered in order.
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(2), s.read_to_end(&mut out)).await;
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(
+        text.contains("HTTP/1.1 500"),
+        "the extra call is refused: {text}"
+    );
+    assert!(text.contains("x-should-retry: false"), "{text}");
+    let report = server.finish(&["A".into()]);
+    assert_eq!(report.calls.len(), 2);
+    let c = &report.calls[0];
+    assert_eq!(c.header("idempotency-key"), Some("idem-1"));
+    assert_eq!(c.header("x-stainless-retry-count"), Some("0"));
+    for secret in ["authorization", "x-api-key", "cookie"] {
+        assert_eq!(c.header(secret), None, "{secret} was recorded");
+    }
+    assert_eq!(
+        report.failures,
+        vec!["route A: call 2 but 1 answer was scripted".to_string()]
+    );
+}
+
+fn load(text: &str) -> Result<faultmatrix::model::Matrix, String> {
+    faultmatrix::load::load_text("t.yaml", text, None, &faultmatrix::Systems::new())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_hung_command_is_killed_at_its_budget() {
+    let m = load(
+        "title: t\nsystem: { command: [sleep, '30'], timeout: 1s }\nrows:\n  - name: hangs\n    inject: { A: [200] }\n    expect: { stop: success }\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let obs = faultmatrix::run::run_row(&m, &m.rows[0]);
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(4), "took {took:?}");
+    let msg = faultmatrix::compare::check(&m, &m.rows[0], &obs).unwrap_err();
+    assert!(
+        msg.contains("the command was still running after 1s (the row's budget) and was killed"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("stop: expected `success`, observed `hung`"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_command_that_cannot_start_fails_clearly() {
+    let m = load(
+        "title: t\nsystem: { command: [/nonexistent/client] }\nrows:\n  - name: r\n    inject: { A: [200] }\n    expect: { stop: success }\n",
+    )
+    .unwrap();
+    let obs = faultmatrix::run::run_row(&m, &m.rows[0]);
+    let msg = faultmatrix::compare::check(&m, &m.rows[0], &obs).unwrap_err();
+    assert!(
+        msg.contains("cannot start the command `/nonexistent/client`"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_shell_client_with_curl_less_http_passes() {
+    // Any language: a POSIX shell client speaking HTTP through bash's /dev/tcp.
+    if !std::path::Path::new("/bin/bash").exists() {
+        return;
+    }
+    let m = load(concat!(
+        "title: t\n",
+        "system:\n",
+        "  command: [bash, -c, 'exec 3<>/dev/tcp/127.0.0.1/${FAULTMATRIX_URL_A##*:}; printf \"POST /go HTTP/1.1\\r\\nHost: x\\r\\nx-request-id: $FAULTMATRIX_REQUEST_ID\\r\\nConnection: close\\r\\nContent-Length: 2\\r\\n\\r\\n{}\" >&3; head -c 12 <&3; echo; echo \"{\\\"outcome\\\": \\\"error\\\", \\\"stop\\\": \\\"gave-up\\\"}\"']\n",
+        "rows:\n",
+        "  - name: r\n",
+        "    inject: { A: [503] }\n",
+        "    expect:\n",
+        "      trace: 'A1 503 UPSTREAM_UNAVAILABLE fail'\n",
+        "      stop: gave-up\n",
+        "      requests: { A1: { method: POST, path: /go, headers: { x-request-id: $present } } }\n",
+    ))
+    .unwrap();
+    let obs = faultmatrix::run::run_row(&m, &m.rows[0]);
+    faultmatrix::compare::check(&m, &m.rows[0], &obs).unwrap();
+    assert_eq!(
+        obs.calls[0].request.request_id.as_deref(),
+        Some(obs.request_id.as_str())
+    );
+}
+
+#[test]
+fn bad_wire_settings_get_diagnostics() {
+    let cases: [(&str, &str); 5] = [
+        (
+            "system: { command: [] }",
+            "`command` is the program and its arguments",
+        ),
+        (
+            "system: { command: [x], timout: 1s }",
+            "unknown key `timout`",
+        ),
+        (
+            "system: { command: [x] }\ndefaults: { tolerance: { rel: ten } }",
+            "`rel: ten` is not a percentage",
+        ),
+        (
+            "system: { command: [x] }\ndefaults: { tolerance: { abs: 5 } }",
+            "has no unit",
+        ),
+        (
+            "system: { command: [x] }\ndefaults: { tolerance: { abs: 5ms, rel: 5% } }\nrowz: []",
+            "unknown key `rowz`",
+        ),
+    ];
+    for (head, want) in cases {
+        let text = format!(
+            "title: t\n{head}\nrows:\n  - name: r\n    inject: {{ A: [200] }}\n    expect: {{ stop: success }}\n"
+        );
+        let err = load(&text).map(|_| ()).unwrap_err();
+        assert!(err.contains(want), "{head}: expected {want:?} in\n{err}");
+        assert!(err.contains("t.yaml:"), "{err}");
+    }
+    let err = load("title: t\nsystem: { command: [x] }\nrows:\n  - name: r\n    inject: { A: [200] }\n    expect:\n      requests: { A1: { headers: { Authorization: $present } } }\n")
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        err.contains("`Authorization` is a credential header"),
+        "{err}"
+    );
+    assert!(err.contains("t.yaml:7:"), "{err}");
+}
