@@ -166,6 +166,7 @@ async fn every_entry_means_the_same_on_the_wire() {
     let entries = vec![
         entry(Answer::Reset),
         entry(Answer::Malformed),
+        entry(Answer::Truncated),
         stream,
         slow,
         entry(Answer::Timeout),
@@ -176,6 +177,11 @@ async fn every_entry_means_the_same_on_the_wire() {
         .unwrap();
     let t = transport(&server);
     assert_eq!(t.call(req("A")).await.unwrap_err(), TransportError::Reset);
+    assert_eq!(
+        t.call(req("A")).await.unwrap_err(),
+        TransportError::Malformed
+    );
+    // Truncated: the body ends before its promised length.
     assert_eq!(
         t.call(req("A")).await.unwrap_err(),
         TransportError::Malformed
@@ -209,6 +215,7 @@ async fn every_entry_means_the_same_on_the_wire() {
         vec![
             Outcome::Reset,
             Outcome::Malformed,
+            Outcome::Malformed,
             Outcome::Broken { data_events: 1 },
             Outcome::Status(200),
             Outcome::Timeout,
@@ -226,7 +233,7 @@ async fn every_entry_means_the_same_on_the_wire() {
     assert!(c.body_size > 0);
     assert_eq!(c.header("x-request-id"), Some("req-1"));
     let attempts: Vec<u32> = report.calls.iter().map(|c| c.attempt).collect();
-    assert_eq!(attempts, vec![1, 2, 3, 4, 5, 6]);
+    assert_eq!(attempts, vec![1, 2, 3, 4, 5, 6, 7]);
 }
 
 #[tokio::test]
@@ -374,4 +381,18 @@ fn bad_wire_settings_get_diagnostics() {
         "{err}"
     );
     assert!(err.contains("t.yaml:7:"), "{err}");
+}
+
+#[test]
+fn truncated_and_request_assertions_hold_in_process_too() {
+    let text = "title: t\npolicy: { routes: [{ name: A, attempts: 3 }] }\nrows:\n  - name: r\n    request: { idempotency_key: true, create: true }\n    inject: { A: [truncated, 200] }\n    expect:\n      trace: |\n        A1 malformed MALFORMED_RESPONSE retry wait=1s\n        A2 200 return\n      requests:\n        \"*\": { headers: { idempotency-key: $same, x-retry-count: $retries } }\n        A2: { headers: { x-retry-count: \"0\" } }\n";
+    let m = load(text).unwrap();
+    assert!(m.command.is_none());
+    let obs = faultmatrix::run::run_row(&m, &m.rows[0]);
+    let msg = faultmatrix::compare::check(&m, &m.rows[0], &obs).unwrap_err();
+    // Only the deliberately wrong assertion fails, naming the call.
+    assert_eq!(
+        msg,
+        "row `r` failed\n  --> t.yaml:4:5\nrequest A2: header `x-retry-count`: expected `0`, observed `1`\n"
+    );
 }

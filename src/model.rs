@@ -180,6 +180,9 @@ pub enum Answer {
     Reset,
     /// The response cannot be parsed as HTTP.
     Malformed,
+    /// The response head promises more body than is sent before the
+    /// connection closes (observed as `malformed`).
+    Truncated,
 }
 
 /// A scripted HTTP response.

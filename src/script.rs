@@ -408,7 +408,7 @@ impl Transport for Scripted {
                     this.set_end(idx, Some(Outcome::Reset));
                     Err(TransportError::Reset)
                 }
-                Answer::Malformed => {
+                Answer::Malformed | Answer::Truncated => {
                     guard.armed = false;
                     this.set_end(idx, Some(Outcome::Malformed));
                     Err(TransportError::Malformed)

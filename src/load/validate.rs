@@ -690,7 +690,7 @@ fn validate_row(
     })
 }
 
-const ENTRY_WORDS: [&str; 4] = ["timeout", "reset", "malformed", "ok"];
+const ENTRY_WORDS: [&str; 5] = ["timeout", "reset", "malformed", "truncated", "ok"];
 
 fn script_entries(cx: &mut Ctx<'_>, v: &Value, path: &[Seg], registry: &Registry) -> Vec<Entry> {
     match v {
@@ -758,6 +758,7 @@ fn fault_entry(word: &str) -> Option<Entry> {
         "timeout" => Answer::Timeout,
         "reset" => Answer::Reset,
         "malformed" => Answer::Malformed,
+        "truncated" => Answer::Truncated,
         "ok" => return Some(Entry::ok()),
         _ => return None,
     };
@@ -932,8 +933,8 @@ fn entry_from_raw(
             cx.error_at(
                 pos,
                 format!("unknown fault `{f}`"),
-                Some("expected one of: timeout, reset, malformed".into()),
-                did_you_mean(f, ["timeout", "reset", "malformed"]),
+                Some("expected one of: timeout, reset, malformed, truncated".into()),
+                did_you_mean(f, ["timeout", "reset", "malformed", "truncated"]),
             );
             return None;
         };

@@ -116,6 +116,11 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
             );
             println!("row {}: {} call(s)", r.name, lines.len());
             for l in &lines {
+                let mut l = l.clone();
+                if l.decision == "hung" {
+                    // The server cannot know what the client decided last.
+                    l.decision = "(last)".into();
+                }
                 println!("  {}", l.render(None));
             }
             for f in &report.failures {

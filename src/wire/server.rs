@@ -14,6 +14,7 @@
 //! | `timeout` | nothing is sent; the server waits until the client closes the connection |
 //! | `reset` | the socket is closed with `SO_LINGER` 0, so the client sees a TCP RST |
 //! | `malformed` | bytes that are not an HTTP response, then the connection is closed |
+//! | `truncated` | a 200 head promising twice the body that follows, then the connection is closed (observed as `malformed`) |
 //! | stream | `text/event-stream`, chunked; each item a chunk; comment lines kept; a break closes the connection without the last chunk |
 //!
 //! A call beyond the script is answered `500` with `x-should-retry: false`,
@@ -559,6 +560,19 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
                 let _ = sock
                     .write_all(b"HTTP/1.1 2x0 \x00\x01 not a response\r\n\x7f\x7f garbage\r\n\r\n")
                     .await;
+                let _ = sock.shutdown().await;
+                shared.end(idx, Outcome::Malformed);
+                return;
+            }
+            Answer::Truncated => {
+                let body = br#"{"id":"chatcmpl-1","object":"chat.completion","choices":[{"#;
+                let mut bytes = http::response_bytes(200, &[], body, true);
+                // Promise twice the body, send the half, close.
+                let promised = format!("content-length: {}", body.len() * 2);
+                let text = String::from_utf8_lossy(&bytes)
+                    .replace(&format!("content-length: {}", body.len()), &promised);
+                bytes = text.into_bytes();
+                let _ = sock.write_all(&bytes).await;
                 let _ = sock.shutdown().await;
                 shared.end(idx, Outcome::Malformed);
                 return;
