@@ -396,3 +396,57 @@ fn truncated_and_request_assertions_hold_in_process_too() {
         "row `r` failed\n  --> t.yaml:4:5\nrequest A2: header `x-retry-count`: expected `0`, observed `1`\n"
     );
 }
+
+#[test]
+fn a_hung_command_is_killed_with_its_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let text = format!(
+        "title: t\nsystem: {{ command: [sh, -c, 'sleep 30 & echo $! > {}; wait'], timeout: 500ms }}\nrows:\n  - name: hangs\n    inject: {{ A: [200] }}\n    expect: {{ stop: success }}\n",
+        pidfile.display()
+    );
+    let m = load(&text).unwrap();
+    let obs = faultmatrix::run::run_row(&m, &m.rows[0]);
+    assert!(obs
+        .failures
+        .iter()
+        .any(|f| f.contains("still running after 500ms")));
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    let proc_dir = format!("/proc/{}", pid.trim());
+    let mut gone = false;
+    for _ in 0..100 {
+        // A zombie (reaped by init later) counts as gone.
+        let state = std::fs::read_to_string(format!("{proc_dir}/stat")).unwrap_or_default();
+        if state.is_empty() || state.contains(") Z") {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(gone, "the command's child {pid} survived");
+}
+
+#[test]
+fn a_call_to_a_declared_but_unscripted_route_is_observed() {
+    let m = load(concat!(
+        "title: t\n",
+        "system:\n",
+        "  routes: [A, B]\n",
+        "  command: [bash, -c, 'exec 3<>/dev/tcp/127.0.0.1/${FAULTMATRIX_URL_B##*:}; printf \"GET / HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n\" >&3; cat <&3 >/dev/null; echo $FAULTMATRIX_ROUTES >&2']\n",
+        "rows:\n",
+        "  - name: r\n",
+        "    inject: { A: [200] }\n",
+        "    expect: { stop: success }\n",
+    ))
+    .unwrap();
+    let obs = faultmatrix::run::run_row(&m, &m.rows[0]);
+    let msg = faultmatrix::compare::check(&m, &m.rows[0], &obs).unwrap_err();
+    assert!(
+        msg.contains("route B: call 1 but 0 answers were scripted"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("route A: 1 scripted answer was never requested"),
+        "{msg}"
+    );
+}

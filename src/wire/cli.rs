@@ -240,12 +240,17 @@ pub fn client(a: &ClientArgs, systems: &Systems) -> u8 {
 /// `client` subcommand as the command (`faultmatrix run --over-http`).
 pub fn over_http(m: &mut Matrix, exe: &str) {
     if m.command.is_none() && m.system_name == "reference" {
+        let routes = crate::yaml::parse_value(&m.source)
+            .ok()
+            .and_then(|v| v.get("policy").cloned())
+            .and_then(|p| crate::policy::Policy::from_value(&p).ok())
+            .map(|p| p.routes.into_iter().map(|r| r.name).collect());
         m.command = Some(Arc::new(CommandSpec {
             argv: vec![exe.to_string(), "client".into()],
             env: Vec::new(),
             cwd: None,
             timeout: super::command::DEFAULT_TIMEOUT,
-            routes: None,
+            routes,
         }));
     }
 }

@@ -38,7 +38,7 @@ use tokio::io::AsyncReadExt;
 use super::server::{FixtureServer, WireCall};
 use super::tolerance::{round_ms, snap};
 use crate::load::raw::Dur;
-use crate::model::{Matrix, Row};
+use crate::model::{Matrix, RouteScript, Row};
 use crate::run::{Observation, RunEnd};
 use crate::script::CallRecord;
 use crate::system::{AttemptNote, Built, Escalation, FinalError, Success, System, SystemResult};
@@ -393,7 +393,29 @@ enum Ended {
 async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observation {
     let s = &row.settings;
     let request_id = crate::run::request_id(&matrix.file, &row.name);
-    let server = match FixtureServer::start(&row.inject, s.max_calls).await {
+    // Listeners in the declared route order (the fallback order a client
+    // reads from FAULTMATRIX_ROUTES), then any other scripted route; a
+    // declared route the row does not script still listens, so a call to
+    // it is observed (and fails the row) instead of being refused.
+    let mut scripts: Vec<RouteScript> = Vec::new();
+    for r in spec.routes.iter().flatten() {
+        let entries = row
+            .inject
+            .iter()
+            .find(|x| &x.route == r)
+            .map(|x| x.entries.clone())
+            .unwrap_or_default();
+        scripts.push(RouteScript {
+            route: r.clone(),
+            entries,
+        });
+    }
+    for x in &row.inject {
+        if !scripts.iter().any(|s| s.route == x.route) {
+            scripts.push(x.clone());
+        }
+    }
+    let server = match FixtureServer::start(&scripts, s.max_calls).await {
         Ok(sv) => sv,
         Err(e) => {
             return failed_observation(
@@ -413,6 +435,9 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
+    // Its own process group, so a hung command's children are killed too.
+    #[cfg(unix)]
+    cmd.process_group(0);
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }
@@ -467,6 +492,14 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
     };
     let returned_at = server.start_instant().elapsed();
     if !matches!(ended, Ended::Exited(_)) {
+        #[cfg(unix)]
+        if let Some(pid) = child.id() {
+            // The whole group: `sh -c` wrappers and their children.
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
         let _ = child.start_kill();
         let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
     }
