@@ -157,7 +157,7 @@ pub fn outcome(entry: &Entry) -> String {
         },
         Answer::Timeout => "timeout".into(),
         Answer::Reset => "reset".into(),
-        Answer::Malformed => "malformed".into(),
+        Answer::Malformed | Answer::Truncated => "malformed".into(),
     }
 }
 
