@@ -143,14 +143,22 @@ fn main() {
     std::env::set_current_dir(root()).expect("the crate root exists");
     std::env::set_var("FAULTMATRIX_BIN", env!("CARGO_BIN_EXE_faultmatrix"));
     let listing = args.list;
-    if !listing {
+    // Prepare only what the selected trials need (nextest runs one per process).
+    let wants = |words: &[&str]| {
+        !listing
+            && args
+                .filter
+                .as_deref()
+                .is_none_or(|f| !args.exact || words.iter().any(|w| f.contains(w)))
+    };
+    if wants(&["reqwest", "wrong-client"]) {
         match reqwest_client() {
             Ok(p) => std::env::set_var("FAULTMATRIX_REQWEST_CLIENT", p),
             Err(e) => eprintln!("warning: {e}: the reqwest rows will fail"),
         }
     }
-    let py = if listing { None } else { python() };
-    let skip_openai = !listing && py.is_none() && std::env::var_os("CI").is_none();
+    let py = if wants(&["openai"]) { python() } else { None };
+    let skip_openai = wants(&["openai"]) && py.is_none() && std::env::var_os("CI").is_none();
     if let Some(p) = &py {
         std::env::set_var("FAULTMATRIX_PYTHON", p);
     } else if skip_openai {

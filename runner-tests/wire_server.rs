@@ -57,6 +57,7 @@ fn req(route: &str) -> Request {
         request_id: Some("req-1".into()),
         model: Some("gpt-x".into()),
         stream: true,
+        size: 5000,
         ..Request::default()
     }
 }
@@ -230,7 +231,10 @@ async fn every_entry_means_the_same_on_the_wire() {
     );
     assert_eq!(c.model.as_deref(), Some("gpt-x"));
     assert!(c.stream);
-    assert!(c.body_size > 0);
+    assert_eq!(
+        c.body_size, 5000,
+        "the body is padded to the request's size"
+    );
     assert_eq!(c.header("x-request-id"), Some("req-1"));
     let attempts: Vec<u32> = report.calls.iter().map(|c| c.attempt).collect();
     assert_eq!(attempts, vec![1, 2, 3, 4, 5, 6, 7]);
@@ -449,4 +453,37 @@ fn a_call_to_a_declared_but_unscripted_route_is_observed() {
         msg.contains("route A: 1 scripted answer was never requested"),
         "{msg}"
     );
+}
+
+#[tokio::test]
+async fn creates_count_records_and_replay_the_committed_answer() {
+    use faultmatrix::wire::server::ServerOptions;
+    let mut committed = entry(Answer::Timeout);
+    committed.committed = true;
+    let entries = vec![committed, status(500, "{}"), status(201, r#"{"id":"x"}"#)];
+    let options = ServerOptions {
+        max_calls: 100,
+        log: false,
+        create: true,
+    };
+    let server = FixtureServer::start_with(&script("A", entries), options)
+        .await
+        .unwrap();
+    let t = transport(&server);
+    let keyed = || Request {
+        idempotency_key: Some("idem-1".into()),
+        ..req("A")
+    };
+    let first = tokio::time::timeout(Duration::from_millis(200), t.call(keyed())).await;
+    assert!(first.is_err(), "the committed timeout never answers");
+    // Same key: the committed record's answer, not the scripted 500.
+    let r = t.call(keyed()).await.unwrap();
+    assert_eq!((r.status, r.text()), (201, Some(r#"{"id":"rec-1"}"#)));
+    // Another key: a new record.
+    let r = t.call(req("A")).await.unwrap();
+    assert_eq!(r.status, 201);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let report = server.finish(&["A".into()]);
+    assert_eq!(report.records, 2);
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
 }

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use super::client::HttpTransport;
 use super::command::{url_var, CommandSpec};
-use super::server::FixtureServer;
+use super::server::{FixtureServer, ServerOptions};
 use crate::model::Matrix;
 use crate::system::{EscalationSink, JitterSource, RowContext};
 use crate::Systems;
@@ -82,7 +82,12 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
     rt.block_on(async {
         let mut servers = Vec::new();
         for r in &rows {
-            match FixtureServer::start_with(&r.inject, r.settings.max_calls, !a.quiet).await {
+            let options = ServerOptions {
+                max_calls: r.settings.max_calls,
+                log: !a.quiet,
+                create: r.settings.request.create,
+            };
+            match FixtureServer::start_with(&r.inject, options).await {
                 Ok(s) => servers.push((r, s)),
                 Err(e) => {
                     eprintln!("error: cannot bind 127.0.0.1: {e}");

@@ -7,6 +7,8 @@
 //!
 //! This is what `faultmatrix client` runs the reference controller over,
 //! and it is usable on its own to put any [`crate::System`] on the wire.
+//! The JSON body carries `model` and `stream` and is padded with trailing
+//! whitespace to the request's `size`, so the server measures it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -84,7 +86,16 @@ fn body_json(req: &Request) -> String {
     if let Some(r) = &req.routing {
         j["provider"] = r.clone();
     }
-    j.to_string()
+    let mut body = j.to_string();
+    // The request's declared size, so amplification is observable on the
+    // wire: JSON allows trailing whitespace.
+    let size = usize::try_from(req.size)
+        .unwrap_or(usize::MAX)
+        .min(super::http::MAX_BODY);
+    if body.len() < size {
+        body.extend(std::iter::repeat_n(' ', size - body.len()));
+    }
+    body
 }
 
 async fn exchange(

@@ -35,7 +35,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 
-use super::server::{FixtureServer, WireCall};
+use super::server::{FixtureServer, ServerOptions, WireCall};
 use super::tolerance::{round_ms, snap};
 use crate::load::raw::Dur;
 use crate::model::{Matrix, RouteScript, Row};
@@ -415,7 +415,12 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
             scripts.push(x.clone());
         }
     }
-    let server = match FixtureServer::start(&scripts, s.max_calls).await {
+    let options = ServerOptions {
+        max_calls: s.max_calls,
+        log: false,
+        create: s.request.create,
+    };
+    let server = match FixtureServer::start_with(&scripts, options).await {
         Ok(sv) => sv,
         Err(e) => {
             return failed_observation(
@@ -523,6 +528,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
     let route_order: Vec<String> = row.inject.iter().map(|r| r.route.clone()).collect();
     let report = server.finish(&route_order);
     let mut failures = report.failures;
+    let created = report.records;
     // The system "returned" when it printed its result (else when it exited).
     let returned_at = match (&ended, json_at) {
         (Ended::Exited(_), Some(t)) => t.saturating_duration_since(server.start_instant()),
@@ -646,7 +652,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
         end,
         returned_at: round_ms(returned_at),
         escalations,
-        records: 0,
+        records: created,
         failures,
         request_id,
         tape: None,

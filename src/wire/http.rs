@@ -617,6 +617,43 @@ mod tests {
     }
 
     #[test]
+    fn random_bytes_never_panic() {
+        // A small deterministic fuzz: random bytes, and random mutations of
+        // a valid request, through every parser.
+        let valid = b"POST /v1/x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n";
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for i in 0..3000 {
+            let mut buf: Vec<u8> = if i % 2 == 0 {
+                (0..(next() % 200)).map(|_| next() as u8).collect()
+            } else {
+                let mut v = valid.to_vec();
+                for _ in 0..(1 + next() % 4) {
+                    let at = (next() as usize) % v.len();
+                    v[at] = next() as u8;
+                }
+                v
+            };
+            if i % 7 == 0 {
+                buf.truncate((next() as usize) % (buf.len() + 1));
+            }
+            if let Ok(Some((head, n))) = parse_request_head(&buf) {
+                if let Ok(Framing::Chunked) = head.framing() {
+                    let _ = Chunked::default().feed(&buf[n..], 64);
+                }
+            }
+            let _ = parse_response_head(&buf);
+            let _ = Chunked::default().feed(&buf, 64);
+            let _ = parse_sse(&String::from_utf8_lossy(&buf));
+        }
+    }
+
+    #[test]
     fn sse_round_trips() {
         let items = vec![
             SseItem::Comment("keep-alive".into()),

@@ -113,12 +113,17 @@ struct RouteState {
     served_total: usize,
 }
 
+/// A committed create's answer, replayed for the same idempotency key.
+type Stored = (u16, Vec<(String, String)>, String);
+
 struct State {
     routes: HashMap<String, RouteState>,
     calls: Vec<WireCall>,
     failures: Vec<String>,
     rejected: u32,
     max_calls: u32,
+    records: u32,
+    committed: HashMap<String, Stored>,
 }
 
 struct Shared {
@@ -126,6 +131,21 @@ struct Shared {
     state: Mutex<State>,
     abort: Notify,
     log: bool,
+    create: bool,
+}
+
+/// How a fixture server behaves beyond its scripts.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServerOptions {
+    /// The runaway guard: most calls before the server refuses.
+    pub max_calls: u32,
+    /// Print a line per answered call to stderr.
+    pub log: bool,
+    /// Requests create something (the row's `request.create`): a 2xx
+    /// answer, or a `committed: true` timeout, creates a record, and a later
+    /// request with the same `idempotency-key` gets the committed answer
+    /// instead of its scripted one, as the in-process transport does.
+    pub create: bool,
 }
 
 impl Shared {
@@ -187,6 +207,8 @@ pub struct WireReport {
     pub failures: Vec<String>,
     /// Requests rejected as malformed HTTP (not calls).
     pub rejected: u32,
+    /// Records created (create requests only).
+    pub records: u32,
 }
 
 /// The per-row fixture server. Dropping the runtime that runs it closes
@@ -201,14 +223,20 @@ impl FixtureServer {
     /// starts serving. Must be called inside a tokio runtime with IO and
     /// time enabled.
     pub async fn start(scripts: &[RouteScript], max_calls: u32) -> std::io::Result<Self> {
-        Self::start_with(scripts, max_calls, false).await
+        Self::start_with(
+            scripts,
+            ServerOptions {
+                max_calls,
+                ..ServerOptions::default()
+            },
+        )
+        .await
     }
 
-    /// As [`FixtureServer::start`]; `log` prints a line per answered call to stderr.
+    /// As [`FixtureServer::start`], with options.
     pub async fn start_with(
         scripts: &[RouteScript],
-        max_calls: u32,
-        log: bool,
+        options: ServerOptions,
     ) -> std::io::Result<Self> {
         let routes = scripts
             .iter()
@@ -231,10 +259,13 @@ impl FixtureServer {
                 calls: Vec::new(),
                 failures: Vec::new(),
                 rejected: 0,
-                max_calls,
+                max_calls: options.max_calls,
+                records: 0,
+                committed: HashMap::new(),
             }),
             abort: Notify::new(),
-            log,
+            log: options.log,
+            create: options.create,
         });
         let mut listeners = Vec::new();
         for s in scripts {
@@ -323,12 +354,14 @@ impl FixtureServer {
             calls,
             failures,
             rejected: st.rejected,
+            records: st.records,
         }
     }
 }
 
 enum Pick {
     Entry(usize, Entry),
+    Stored(usize, Stored),
     Refuse(usize),
 }
 
@@ -397,11 +430,20 @@ fn pick(shared: &Shared, route: &str, call: WireCall) -> Pick {
             chosen = Some(entry);
         }
     }
+    // Idempotent replay of a committed create.
+    let stored = match (&chosen, shared.create) {
+        (Some(_), true) => call
+            .header("idempotency-key")
+            .and_then(|k| st.committed.get(k))
+            .cloned(),
+        _ => None,
+    };
     st.calls.push(call);
     let idx = st.calls.len() - 1;
-    match chosen {
-        Some(e) => Pick::Entry(idx, e),
-        None => Pick::Refuse(idx),
+    match (chosen, stored) {
+        (Some(_), Some(s)) => Pick::Stored(idx, s),
+        (Some(e), None) => Pick::Entry(idx, e),
+        (None, _) => Pick::Refuse(idx),
     }
 }
 
@@ -518,8 +560,27 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
             .header("connection")
             .is_some_and(|v| v.eq_ignore_ascii_case("close"))
             || head.minor == 0;
+        let key = call.header("idempotency-key").map(str::to_string);
         let (idx, entry) = match pick(&shared, &route, call) {
             Pick::Entry(i, e) => (i, e),
+            Pick::Stored(i, (status, headers, body)) => {
+                let bytes = http::response_bytes(status, &headers, body.as_bytes(), client_close);
+                let ok = sock.write_all(&bytes).await.is_ok();
+                shared.lock().calls[i].answer_body = Some(body);
+                shared.end(
+                    i,
+                    if ok {
+                        Outcome::Status(status)
+                    } else {
+                        Outcome::Reset
+                    },
+                );
+                if !ok || client_close {
+                    let _ = sock.shutdown().await;
+                    return;
+                }
+                continue;
+            }
             Pick::Refuse(i) => {
                 let body = br#"{"error":{"message":"faultmatrix: no answer was scripted for this call","type":"fixture_exhausted"}}"#;
                 let bytes = http::response_bytes(
@@ -544,8 +605,27 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
                 }
             }
         }
+        if let Answer::Response(r) = &entry.answer {
+            if shared.create && (200..300).contains(&r.status) {
+                let mut st = shared.lock();
+                st.records += 1;
+                if let Some(k) = &key {
+                    let body = r.body.clone().unwrap_or_default();
+                    st.committed
+                        .insert(k.clone(), (r.status, r.headers.clone(), body));
+                }
+            }
+        }
         match entry.answer {
             Answer::Timeout => {
+                if shared.create && entry.committed {
+                    let mut st = shared.lock();
+                    st.records += 1;
+                    let body = format!("{{\"id\":\"rec-{}\"}}", st.records);
+                    if let Some(k) = &key {
+                        st.committed.insert(k.clone(), (201, Vec::new(), body));
+                    }
+                }
                 until_closed(&mut sock).await;
                 shared.end(idx, Outcome::Timeout);
                 return;
