@@ -65,6 +65,8 @@ fn req(route: &str) -> Request {
 async fn raw(addr: std::net::SocketAddr, bytes: &[u8]) -> String {
     let mut s = TcpStream::connect(addr).await.unwrap();
     let _ = s.write_all(bytes).await;
+    // Done sending: a half request then meets EOF instead of a wait.
+    let _ = s.shutdown().await;
     let mut out = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(2), s.read_to_end(&mut out)).await;
     String::from_utf8_lossy(&out).into_owned()
@@ -486,4 +488,31 @@ async fn creates_count_records_and_replay_the_committed_answer() {
     let report = server.finish(&["A".into()]);
     assert_eq!(report.records, 2);
     assert!(report.failures.is_empty(), "{:?}", report.failures);
+}
+
+#[tokio::test]
+async fn expect_100_continue_is_answered_at_once() {
+    let server = FixtureServer::start(&script("A", vec![status(200, "{}")]), 100)
+        .await
+        .unwrap();
+    let mut s = TcpStream::connect(server.listeners()[0].addr)
+        .await
+        .unwrap();
+    s.write_all(b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = [0u8; 64];
+    let n = tokio::time::timeout(Duration::from_millis(500), s.read(&mut buf))
+        .await
+        .expect("the interim answer comes before the body is sent")
+        .unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 100 Continue\r\n\r\n"));
+    s.write_all(b"{}").await.unwrap();
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_millis(500), s.read_buf(&mut out)).await;
+    assert!(
+        out.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
 }

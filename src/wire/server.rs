@@ -493,7 +493,21 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
         };
         buf.drain(..used);
         let started = arrived.unwrap_or_else(|| shared.now());
-        // The body.
+        // The body. A client that asks first (curl does above 1 KiB) is told
+        // to go on, so it does not wait a second before sending.
+        let expects_continue = head
+            .header("expect")
+            .is_some_and(|v| v.eq_ignore_ascii_case("100-continue"));
+        if expects_continue
+            && buf.is_empty()
+            && matches!(head.framing(), Ok(Framing::Length(n)) if n > 0 && n <= http::MAX_BODY as u64)
+            && sock
+                .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+                .await
+                .is_err()
+        {
+            return;
+        }
         let body = match head.framing() {
             Err(e) => return reject(&shared, sock, e).await,
             Ok(Framing::None) => Vec::new(),
