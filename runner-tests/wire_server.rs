@@ -516,3 +516,21 @@ async fn expect_100_continue_is_answered_at_once() {
         String::from_utf8_lossy(&out)
     );
 }
+
+#[test]
+fn a_tape_row_is_refused_over_the_wire() {
+    let path = std::path::Path::new("matrices/tapes.yaml");
+    let mut m =
+        faultmatrix::load::load_file(path, "matrices/tapes.yaml", &faultmatrix::Systems::new())
+            .unwrap();
+    faultmatrix::wire::cli::over_http(&mut m, env!("CARGO_BIN_EXE_faultmatrix"));
+    let row = &m.rows[0];
+    assert!(row.tape.is_some());
+    let obs = faultmatrix::run::run_row(&m, row);
+    assert_eq!(
+        obs.failures,
+        vec![
+            "a row with a tape cannot run over the wire: tapes replay in process only".to_string()
+        ]
+    );
+}

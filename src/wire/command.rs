@@ -393,6 +393,12 @@ enum Ended {
 async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observation {
     let s = &row.settings;
     let request_id = crate::run::request_id(&matrix.file, &row.name);
+    if row.tape.is_some() {
+        return failed_observation(
+            request_id,
+            "a row with a tape cannot run over the wire: tapes replay in process only".into(),
+        );
+    }
     // Listeners in the declared route order (the fallback order a client
     // reads from FAULTMATRIX_ROUTES), then any other scripted route; a
     // declared route the row does not script still listens, so a call to
