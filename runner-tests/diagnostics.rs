@@ -65,7 +65,7 @@ error: unknown key `inejct` in `rows[0]`
  --> m.yaml:8:5
   |
 8 |     inejct: { A: [200] }
-  |     ^ expected one of: name, ignore, tags, inject, deadline, jitter, jitter_seed, request, horizon, budget, max_calls, expect, tape, record
+  |     ^ expected one of: name, ignore, tags, inject, deadline, jitter, jitter_seed, request, horizon, budget, max_calls, tolerance, expect, tape, record
   = help: did you mean `inject`?
 "#,
     },
@@ -90,7 +90,7 @@ error: unknown key `trcae` in `rows[0].expect`
   --> m.yaml:11:7
    |
 11 |       trcae: A1 200 return
-   |       ^ expected one of: trace, stop, elapsed, error, escalations, records, amplification, output, snapshot
+   |       ^ expected one of: trace, stop, elapsed, error, escalations, records, amplification, output, snapshot, requests
    = help: did you mean `trace`?
 "#,
     },
@@ -632,7 +632,7 @@ error: unknown fault `rest`
  --> m.yaml:9:20
   |
 9 |       A: [{ fault: rest }]
-  |                    ^ expected one of: timeout, reset, malformed
+  |                    ^ expected one of: timeout, reset, malformed, truncated
   = help: did you mean `reset`?
 "#,
     },
@@ -679,7 +679,7 @@ error: unknown key `inejct` in `rows[0]`
  --> m.yaml:8:5
   |
 8 |     inejct: { A: [200] }
-  |     ^ expected one of: name, ignore, tags, inject, deadline, jitter, jitter_seed, request, horizon, budget, max_calls, expect, tape, record
+  |     ^ expected one of: name, ignore, tags, inject, deadline, jitter, jitter_seed, request, horizon, budget, max_calls, tolerance, expect, tape, record
   = help: did you mean `inject`?
 
 error: `rows[0].deadline`: `5` has no unit: write it as `5s` or `5ms`

@@ -1,6 +1,7 @@
 //! Every example in the docs is a tested file:
 //! - every `yaml` block in `docs/*.md` and the README appears verbatim in a
-//!   file under `docs/examples/` or `matrices/` (which other tests run);
+//!   file under `docs/examples/`, `matrices/` or `runner-tests/wire/`
+//!   (which other tests run);
 //! - every `rust` block appears verbatim in a test target or example (the
 //!   custom-system guide's in `runner-tests/custom_system.rs`, compiled and
 //!   run as `cargo test --test custom_system`), every `toml` block in
@@ -90,6 +91,8 @@ fn every_documented_example_is_a_tested_file() {
     let mut yaml_sources = Vec::new();
     files_under(Path::new("docs/examples"), &mut yaml_sources);
     files_under(Path::new("matrices"), &mut yaml_sources);
+    // Over-the-wire matrices, run by `cargo test --test wire`.
+    files_under(Path::new("runner-tests/wire"), &mut yaml_sources);
     let yaml_texts: Vec<String> = yaml_sources
         .iter()
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))

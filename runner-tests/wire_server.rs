@@ -534,3 +534,40 @@ fn a_tape_row_is_refused_over_the_wire() {
         ]
     );
 }
+
+#[test]
+fn wire_matrices_validate_against_the_shipped_schema() {
+    use faultmatrix::schema::{render, Kind};
+    let schema: serde_json::Value = serde_json::from_str(&render(Kind::Matrix)).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let mut files = Vec::new();
+    let mut dirs = vec![
+        std::path::PathBuf::from("runner-tests/wire"),
+        std::path::PathBuf::from("runner-tests/wire-wrong"),
+    ];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "yaml") {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() >= 7, "{files:?}");
+    for f in files {
+        let y: serde_yaml::Value =
+            serde_yaml::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let doc = serde_json::to_value(y).unwrap();
+        let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", f.display());
+    }
+    // And the schema refuses what the loader refuses.
+    let bad = serde_json::json!({
+        "title": "t",
+        "system": { "command": [], "timout": "1s" },
+        "rows": []
+    });
+    assert!(!v.is_valid(&bad));
+}
