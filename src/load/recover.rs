@@ -17,11 +17,21 @@ pub fn from_value_all<T: DeserializeOwned>(
     value: &Value,
     base: &[Seg],
 ) -> (Option<T>, Vec<YamlError>) {
+    // The common case: the node is well formed, and nothing is cloned.
+    let first = match yaml::from_value::<T>(value, base) {
+        Ok(t) => return (Some(t), Vec::new()),
+        Err(e) => e,
+    };
     let mut v = value.clone();
     let mut errors: Vec<YamlError> = Vec::new();
+    let mut pending = Some(first);
     let mut removed: Vec<Vec<Seg>> = Vec::new();
     while errors.len() < MAX_ERRORS {
-        match yaml::from_value::<T>(&v, base) {
+        let attempt = match pending.take() {
+            Some(e) => Err(e),
+            None => yaml::from_value::<T>(&v, base),
+        };
+        match attempt {
             Ok(t) => return (Some(t), errors),
             Err(e) => {
                 let rel: Vec<Seg> = e.path.get(base.len()..).unwrap_or_default().to_vec();

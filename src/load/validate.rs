@@ -204,6 +204,40 @@ pub fn load_file(path: &Path, display: &str, systems: &Systems) -> Result<Matrix
     }
 }
 
+/// [`RawMatrix`] with typed rows: the fast path for well-formed files. Its
+/// fields mirror `RawMatrix`; a key missing here only costs the slow path.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FastMatrix {
+    title: String,
+    #[serde(default)]
+    system: Option<Value>,
+    #[serde(default)]
+    policy: Option<Value>,
+    #[serde(default)]
+    registry: Option<String>,
+    #[serde(default)]
+    defaults: Option<RawSettings>,
+    #[serde(default)]
+    tapes: Option<Value>,
+    rows: Vec<RawRow>,
+}
+
+impl FastMatrix {
+    fn split(self) -> (RawMatrix, Option<Vec<RawRow>>) {
+        let raw = RawMatrix {
+            title: self.title,
+            system: self.system,
+            policy: self.policy,
+            registry: self.registry,
+            defaults: self.defaults,
+            tapes: self.tapes,
+            rows: Vec::new(),
+        };
+        (raw, Some(self.rows))
+    }
+}
+
 /// Validates matrix text. `dir` resolves a relative `registry:` path.
 pub fn load_text(
     display: &str,
@@ -222,26 +256,32 @@ fn load_inner(
     dir: Option<&Path>,
     systems: &Systems,
 ) -> Option<Matrix> {
-    let value = match yaml::parse_value(text) {
-        Ok(v) => v,
-        Err(e) => {
-            syntax_error(cx, e);
-            return None;
+    // Fast path: a well-formed file goes straight into typed rows, without
+    // an intermediate `Value` tree. Any shape error falls back to the slow
+    // path below, which collects every error of the file with its position.
+    let (raw, mut typed_rows) = match yaml::from_str::<FastMatrix>(text) {
+        Ok(f) => f.split(),
+        Err(_) => {
+            let value = match yaml::parse_value(text) {
+                Ok(v) => v,
+                Err(e) => {
+                    syntax_error(cx, e);
+                    return None;
+                }
+            };
+            if !value.is_mapping() {
+                cx.error(
+                    &[],
+                    "a matrix file is a mapping with `title`, `policy` and `rows`",
+                );
+                return None;
+            }
+            let (raw, errors) = super::recover::from_value_all::<RawMatrix>(&value, &[]);
+            for e in errors {
+                cx.yaml_error(e);
+            }
+            (raw?, None)
         }
-    };
-    if !value.is_mapping() {
-        cx.error(
-            &[],
-            "a matrix file is a mapping with `title`, `policy` and `rows`",
-        );
-        return None;
-    }
-    let raw: RawMatrix = {
-        let (raw, errors) = super::recover::from_value_all(&value, &[]);
-        for e in errors {
-            cx.yaml_error(e);
-        }
-        raw?
     };
 
     // Registry.
@@ -340,24 +380,32 @@ fn load_inner(
     // Rows.
     let routes: Option<Vec<String>> = built.as_ref().and_then(|b| b.routes.clone());
     let check_stops = system_name == "reference";
-    if raw.rows.is_empty() {
+    if typed_rows
+        .as_ref()
+        .map_or(raw.rows.is_empty(), Vec::is_empty)
+    {
         cx.error(
             &[key("rows")],
             "`rows` is empty: a matrix needs at least one row",
         );
     }
-    let mut rows = Vec::with_capacity(raw.rows.len());
+    let mut rows = Vec::with_capacity(typed_rows.as_ref().map_or(raw.rows.len(), Vec::len));
     let mut names: HashMap<String, usize> = HashMap::new();
-    for (i, rv) in raw.rows.iter().enumerate() {
+    let count = typed_rows.as_ref().map_or(raw.rows.len(), Vec::len);
+    let mut typed = typed_rows.take().map(Vec::into_iter);
+    for i in 0..count {
         let path = vec![key("rows"), Seg::Index(i)];
-        let mut rr: RawRow = {
-            let (rr, errors) = super::recover::from_value_all(rv, &path);
-            for e in errors {
-                cx.yaml_error(e);
-            }
-            match rr {
-                Some(r) => r,
-                None => continue,
+        let mut rr: RawRow = match typed.as_mut().and_then(Iterator::next) {
+            Some(r) => r,
+            None => {
+                let (rr, errors) = super::recover::from_value_all(&raw.rows[i], &path);
+                for e in errors {
+                    cx.yaml_error(e);
+                }
+                match rr {
+                    Some(r) => r,
+                    None => continue,
+                }
             }
         };
         if let Some(first) = names.get(&rr.name) {
