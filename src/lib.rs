@@ -43,6 +43,7 @@ pub mod schema;
 pub mod script;
 pub mod select;
 pub mod snapshot;
+pub mod sse;
 pub mod system;
 pub mod tape;
 pub mod trace;

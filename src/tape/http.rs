@@ -203,7 +203,7 @@ pub fn read_response<R: Read>(mut r: BufReader<R>) -> Received {
     // An error answer is read as a body even if it claims to be a stream.
     let sse = sse && (200..300).contains(&status);
     let body = if sse {
-        let (items, partial) = parse_sse(&text);
+        let (items, partial) = crate::sse::parse(&text);
         ReceivedBody::Stream {
             items,
             breaks: partial || !complete,
@@ -261,135 +261,9 @@ fn read_chunked<R: Read>(r: &mut BufReader<R>) -> (Vec<u8>, bool) {
     }
 }
 
-/// Parses an event stream into items, keeping boundaries and comments.
-/// Returns the items and whether the text ended inside an event.
-pub fn parse_sse(text: &str) -> (Vec<SseItem>, bool) {
-    let mut items = Vec::new();
-    let mut event: Option<String> = None;
-    let mut data: Option<String> = None;
-    let mut id: Option<String> = None;
-    let mut pending = false;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let (line, next, complete) = match rest.find('\n') {
-            Some(i) => (&rest[..i], &rest[i + 1..], true),
-            None => (rest, "", false),
-        };
-        rest = next;
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if !complete {
-            // A line cut off by the end of the connection.
-            pending = true;
-            break;
-        }
-        if line.is_empty() {
-            if let Some(d) = data.take() {
-                items.push(SseItem::Event {
-                    event: event.take(),
-                    data: d,
-                    id: id.take(),
-                });
-            }
-            event = None;
-            id = None;
-            pending = false;
-            continue;
-        }
-        if let Some(c) = line.strip_prefix(':') {
-            items.push(SseItem::Comment(
-                c.strip_prefix(' ').unwrap_or(c).to_string(),
-            ));
-            continue;
-        }
-        let (field, value) = match line.split_once(':') {
-            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
-            None => (line, ""),
-        };
-        pending = true;
-        match field {
-            "data" => match &mut data {
-                Some(d) => {
-                    d.push('\n');
-                    d.push_str(value);
-                }
-                None => data = Some(value.to_string()),
-            },
-            "event" => event = Some(value.to_string()),
-            "id" => id = Some(value.to_string()),
-            _ => {}
-        }
-    }
-    (items, pending)
-}
-
-/// Writes items as an event stream (the inverse of [`parse_sse`]).
-pub fn write_sse(items: &[SseItem]) -> String {
-    let mut out = String::new();
-    for it in items {
-        match it {
-            SseItem::Comment(c) => {
-                out.push_str(": ");
-                out.push_str(c);
-                out.push('\n');
-            }
-            SseItem::Event { event, data, id } => {
-                if let Some(e) = event {
-                    out.push_str(&format!("event: {e}\n"));
-                }
-                if let Some(i) = id {
-                    out.push_str(&format!("id: {i}\n"));
-                }
-                for l in data.split('\n') {
-                    out.push_str(&format!("data: {l}\n"));
-                }
-                out.push('\n');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ev(d: &str) -> SseItem {
-        SseItem::Event {
-            event: None,
-            data: d.into(),
-            id: None,
-        }
-    }
-
-    #[test]
-    fn keeps_comments_and_event_boundaries() {
-        let text = ": keep-alive\n: keep-alive\n\ndata: {\"a\":1}\n\nevent: done\ndata: x\ndata: y\nid: 7\n\n";
-        let (items, broke) = parse_sse(text);
-        assert!(!broke);
-        assert_eq!(
-            items,
-            vec![
-                SseItem::Comment("keep-alive".into()),
-                SseItem::Comment("keep-alive".into()),
-                ev("{\"a\":1}"),
-                SseItem::Event {
-                    event: Some("done".into()),
-                    data: "x\ny".into(),
-                    id: Some("7".into())
-                },
-            ]
-        );
-        assert_eq!(parse_sse(&write_sse(&items)), (items, false));
-    }
-
-    #[test]
-    fn a_stream_ending_inside_an_event_broke() {
-        let (items, broke) = parse_sse("data: one\n\ndata: tw");
-        assert_eq!(items, vec![ev("one")]);
-        assert!(broke);
-        let (_, broke) = parse_sse("data: one\n\ndata: two\n");
-        assert!(broke);
-    }
 
     #[test]
     fn reads_chunked_and_sized_bodies() {

@@ -193,7 +193,7 @@ async fn exchange(
     };
     let text = String::from_utf8_lossy(&data).into_owned();
     if is_stream {
-        let items = http::parse_sse(&text);
+        let (items, _) = crate::sse::parse(&text);
         return Ok(Response {
             status: head.status,
             headers: head.headers,

@@ -439,7 +439,7 @@ pub fn stream_head(status: u16, headers: &[(String, String)]) -> Vec<u8> {
 
 /// One stream item as a chunk of the chunked body.
 pub fn sse_chunk(item: &SseItem) -> Vec<u8> {
-    let text = sse_text(item);
+    let text = crate::sse::item_text(item);
     let mut out = format!("{:x}\r\n", text.len()).into_bytes();
     out.extend_from_slice(text.as_bytes());
     out.extend_from_slice(b"\r\n");
@@ -449,73 +449,8 @@ pub fn sse_chunk(item: &SseItem) -> Vec<u8> {
 /// The last chunk of a chunked body.
 pub const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
 
-/// Server-sent-event text of an item.
-pub fn sse_text(item: &SseItem) -> String {
-    match item {
-        SseItem::Comment(c) => format!(": {}\n\n", c.replace('\n', " ")),
-        SseItem::Event { event, data, id } => {
-            let mut s = String::new();
-            if let Some(e) = event {
-                let _ = writeln!(s, "event: {e}");
-            }
-            if let Some(i) = id {
-                let _ = writeln!(s, "id: {i}");
-            }
-            for l in data.split('\n') {
-                let _ = writeln!(s, "data: {l}");
-            }
-            s.push('\n');
-            s
-        }
-    }
-}
-
 fn sanitize(v: &str) -> String {
     v.chars().filter(|c| !c.is_control()).collect()
-}
-
-/// Parses an event stream's text into items (for the HTTP transport).
-pub fn parse_sse(text: &str) -> Vec<SseItem> {
-    let mut out = Vec::new();
-    let mut event = None;
-    let mut id = None;
-    let mut data: Option<String> = None;
-    for line in text.split('\n') {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.is_empty() {
-            if let Some(d) = data.take() {
-                out.push(SseItem::Event {
-                    event: event.take(),
-                    data: d,
-                    id: id.take(),
-                });
-            }
-            event = None;
-            id = None;
-            continue;
-        }
-        if let Some(c) = line.strip_prefix(':') {
-            out.push(SseItem::Comment(c.trim_start().to_string()));
-            continue;
-        }
-        let (field, value) = match line.split_once(':') {
-            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
-            None => (line, ""),
-        };
-        match field {
-            "data" => match &mut data {
-                Some(d) => {
-                    d.push('\n');
-                    d.push_str(value);
-                }
-                None => data = Some(value.to_string()),
-            },
-            "event" => event = Some(value.to_string()),
-            "id" => id = Some(value.to_string()),
-            _ => {}
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -649,22 +584,8 @@ mod tests {
             }
             let _ = parse_response_head(&buf);
             let _ = Chunked::default().feed(&buf, 64);
-            let _ = parse_sse(&String::from_utf8_lossy(&buf));
+            let _ = crate::sse::parse(&String::from_utf8_lossy(&buf));
         }
-    }
-
-    #[test]
-    fn sse_round_trips() {
-        let items = vec![
-            SseItem::Comment("keep-alive".into()),
-            SseItem::Event {
-                event: Some("delta".into()),
-                data: "a\nb".into(),
-                id: Some("7".into()),
-            },
-        ];
-        let text: String = items.iter().map(sse_text).collect();
-        assert_eq!(parse_sse(&text), items);
     }
 
     #[test]
