@@ -59,18 +59,95 @@ pub struct CallRecord {
     pub entry: String,
 }
 
-struct RouteState {
+/// One route's script being served: each entry once, in order (an entry
+/// with `repeat` as often as it says). Shared by the in-process transport
+/// and the HTTP fixture server.
+#[derive(Debug, Clone)]
+pub struct RouteCursor {
     entries: Vec<Entry>,
     cursor: usize,
     served_current: u32,
     served_total: usize,
 }
 
+impl RouteCursor {
+    /// A cursor at the start of a route's entries.
+    pub fn new(entries: Vec<Entry>) -> Self {
+        Self {
+            entries,
+            cursor: 0,
+            served_current: 0,
+            served_total: 0,
+        }
+    }
+
+    /// A cursor per scripted route.
+    pub fn for_scripts(scripts: &[RouteScript]) -> HashMap<String, RouteCursor> {
+        scripts
+            .iter()
+            .map(|s| (s.route.clone(), RouteCursor::new(s.entries.clone())))
+            .collect()
+    }
+
+    /// Appends an entry at the end of the script.
+    pub fn push(&mut self, entry: Entry) {
+        self.entries.push(entry);
+    }
+
+    /// The entry for call `attempt` on `route`, or the failure message of a
+    /// call beyond the script.
+    pub fn serve(&mut self, route: &str, attempt: u32) -> Result<Entry, String> {
+        let Some(entry) = self.entries.get(self.cursor).cloned() else {
+            let n = self.served_total;
+            return Err(format!(
+                "route {route}: call {attempt} but {n} answer{} scripted",
+                if n == 1 { " was" } else { "s were" }
+            ));
+        };
+        self.served_current += 1;
+        self.served_total += 1;
+        if let Repeat::Times(n) = entry.repeat {
+            if self.served_current >= n {
+                self.cursor += 1;
+                self.served_current = 0;
+            }
+        }
+        Ok(entry)
+    }
+
+    /// The failure message when scripted answers were never requested.
+    pub fn unused(&self, route: &str) -> Option<String> {
+        let mut unused = Vec::new();
+        for (i, e) in self.entries.iter().enumerate().skip(self.cursor) {
+            let left = match e.repeat {
+                Repeat::Forever if i == self.cursor && self.served_current > 0 => 0,
+                Repeat::Forever => 1,
+                Repeat::Times(n) if i == self.cursor => n - self.served_current,
+                Repeat::Times(n) => n,
+            };
+            for _ in 0..left {
+                unused.push(e.label.clone());
+            }
+        }
+        if unused.is_empty() {
+            return None;
+        }
+        let n = unused.len();
+        let t = self.served_total;
+        Some(format!(
+            "route {route}: {n} scripted answer{} never requested ({}); {t} call{} made",
+            if n == 1 { " was" } else { "s were" },
+            unused.join(", "),
+            if t == 1 { " was" } else { "s were" },
+        ))
+    }
+}
+
 /// A committed create's response, replayed for the same idempotency key.
 type Stored = (u16, Vec<(String, String)>, String);
 
 struct State {
-    routes: HashMap<String, RouteState>,
+    routes: HashMap<String, RouteCursor>,
     calls: Vec<CallRecord>,
     failures: Vec<String>,
     records: u32,
@@ -104,20 +181,7 @@ fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
 impl Scripted {
     /// A transport serving these scripts; the clock starts now.
     pub fn new(scripts: &[RouteScript], max_calls: u32) -> Self {
-        let routes = scripts
-            .iter()
-            .map(|s| {
-                (
-                    s.route.clone(),
-                    RouteState {
-                        entries: s.entries.clone(),
-                        cursor: 0,
-                        served_current: 0,
-                        served_total: 0,
-                    },
-                )
-            })
-            .collect();
+        let routes = RouteCursor::for_scripts(scripts);
         Self {
             state: Arc::new(Mutex::new(State {
                 routes,
@@ -138,13 +202,7 @@ impl Scripted {
         let mut st = lock(&self.state);
         st.routes
             .entry(route.to_string())
-            .or_insert_with(|| RouteState {
-                entries: Vec::new(),
-                cursor: 0,
-                served_current: 0,
-                served_total: 0,
-            })
-            .entries
+            .or_insert_with(|| RouteCursor::new(Vec::new()))
             .push(entry);
     }
 
@@ -184,34 +242,8 @@ impl Scripted {
         let mut st = lock(&self.state);
         let mut failures = std::mem::take(&mut st.failures);
         for route in route_order {
-            let Some(rs) = st.routes.get(route) else {
-                continue;
-            };
-            let mut unused = Vec::new();
-            for (i, e) in rs.entries.iter().enumerate().skip(rs.cursor) {
-                let left = match e.repeat {
-                    Repeat::Forever if i == rs.cursor && rs.served_current > 0 => 0,
-                    Repeat::Forever => 1,
-                    Repeat::Times(n) if i == rs.cursor => n - rs.served_current,
-                    Repeat::Times(n) => n,
-                };
-                for _ in 0..left {
-                    unused.push(e.label.clone());
-                }
-            }
-            if !unused.is_empty() {
-                let n = unused.len();
-                failures.push(format!(
-                    "route {route}: {n} scripted answer{} never requested ({}); {} call{} made",
-                    if n == 1 { " was" } else { "s were" },
-                    unused.join(", "),
-                    rs.served_total,
-                    if rs.served_total == 1 {
-                        " was"
-                    } else {
-                        "s were"
-                    },
-                ));
+            if let Some(msg) = st.routes.get(route).and_then(|rs| rs.unused(route)) {
+                failures.push(msg);
             }
         }
         let mut calls = std::mem::take(&mut st.calls);
@@ -314,26 +346,13 @@ impl Transport for Scripted {
                             if known.is_empty() { "none".to_string() } else { known.join(", ") }
                         ));
                     }
-                    Some(rs) if rs.cursor >= rs.entries.len() => {
-                        let n = rs.served_total;
-                        st.failures.push(format!(
-                            "route {route}: call {attempt} but {n} answer{} scripted",
-                            if n == 1 { " was" } else { "s were" }
-                        ));
-                    }
-                    Some(rs) => {
-                        let entry = rs.entries[rs.cursor].clone();
-                        rs.served_current += 1;
-                        rs.served_total += 1;
-                        if let Repeat::Times(n) = entry.repeat {
-                            if rs.served_current >= n {
-                                rs.cursor += 1;
-                                rs.served_current = 0;
-                            }
+                    Some(rs) => match rs.serve(&route, attempt) {
+                        Ok(entry) => {
+                            label = entry.label.clone();
+                            served = Served::Entry(entry);
                         }
-                        label = entry.label.clone();
-                        served = Served::Entry(entry);
-                    }
+                        Err(msg) => st.failures.push(msg),
+                    },
                 }
             }
             // Idempotent replay of a committed create.

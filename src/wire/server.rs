@@ -33,8 +33,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
 use super::http::{self, Chunked, Framing, Head, HttpError};
-use crate::model::{Answer, Entry, Repeat, RouteScript, SseItem};
-use crate::script::Outcome;
+use crate::model::{Answer, Entry, RouteScript, SseItem};
+use crate::script::{Outcome, RouteCursor};
 
 /// Request headers never recorded, whatever a row asks: credentials.
 pub fn is_secret_header(name: &str) -> bool {
@@ -106,18 +106,11 @@ impl WireCall {
     }
 }
 
-struct RouteState {
-    entries: Vec<Entry>,
-    cursor: usize,
-    served_current: u32,
-    served_total: usize,
-}
-
 /// A committed create's answer, replayed for the same idempotency key.
 type Stored = (u16, Vec<(String, String)>, String);
 
 struct State {
-    routes: HashMap<String, RouteState>,
+    routes: HashMap<String, RouteCursor>,
     calls: Vec<WireCall>,
     failures: Vec<String>,
     rejected: u32,
@@ -238,20 +231,7 @@ impl FixtureServer {
         scripts: &[RouteScript],
         options: ServerOptions,
     ) -> std::io::Result<Self> {
-        let routes = scripts
-            .iter()
-            .map(|s| {
-                (
-                    s.route.clone(),
-                    RouteState {
-                        entries: s.entries.clone(),
-                        cursor: 0,
-                        served_current: 0,
-                        served_total: 0,
-                    },
-                )
-            })
-            .collect();
+        let routes = RouteCursor::for_scripts(scripts);
         let shared = Arc::new(Shared {
             start: Instant::now(),
             state: Mutex::new(State {
@@ -322,30 +302,8 @@ impl FixtureServer {
         let mut st = self.shared.lock();
         let mut failures = std::mem::take(&mut st.failures);
         for route in route_order {
-            let Some(rs) = st.routes.get(route) else {
-                continue;
-            };
-            let mut unused = Vec::new();
-            for (i, e) in rs.entries.iter().enumerate().skip(rs.cursor) {
-                let left = match e.repeat {
-                    Repeat::Forever if i == rs.cursor && rs.served_current > 0 => 0,
-                    Repeat::Forever => 1,
-                    Repeat::Times(n) if i == rs.cursor => n - rs.served_current,
-                    Repeat::Times(n) => n,
-                };
-                for _ in 0..left {
-                    unused.push(e.label.clone());
-                }
-            }
-            if !unused.is_empty() {
-                let n = unused.len();
-                let t = rs.served_total;
-                failures.push(format!(
-                    "route {route}: {n} scripted answer{} never requested ({}); {t} call{} made",
-                    if n == 1 { " was" } else { "s were" },
-                    unused.join(", "),
-                    if t == 1 { " was" } else { "s were" },
-                ));
+            if let Some(msg) = st.routes.get(route).and_then(|rs| rs.unused(route)) {
+                failures.push(msg);
             }
         }
         let mut calls = std::mem::take(&mut st.calls);
@@ -410,24 +368,12 @@ fn pick(shared: &Shared, route: &str, call: WireCall) -> Pick {
             st.max_calls
         ));
     } else if let Some(rs) = st.routes.get_mut(route) {
-        if rs.cursor >= rs.entries.len() {
-            let n = rs.served_total;
-            st.failures.push(format!(
-                "route {route}: call {attempt} but {n} answer{} scripted",
-                if n == 1 { " was" } else { "s were" }
-            ));
-        } else {
-            let entry = rs.entries[rs.cursor].clone();
-            rs.served_current += 1;
-            rs.served_total += 1;
-            if let Repeat::Times(n) = entry.repeat {
-                if rs.served_current >= n {
-                    rs.cursor += 1;
-                    rs.served_current = 0;
-                }
+        match rs.serve(route, attempt) {
+            Ok(entry) => {
+                call.entry = entry.label.clone();
+                chosen = Some(entry);
             }
-            call.entry = entry.label.clone();
-            chosen = Some(entry);
+            Err(msg) => st.failures.push(msg),
         }
     }
     // Idempotent replay of a committed create.
