@@ -51,6 +51,21 @@ pub struct Observation {
 }
 
 impl Observation {
+    /// A row that could not run at all: no calls, one failure.
+    pub fn failed(request_id: String, message: String) -> Self {
+        Observation {
+            calls: Vec::new(),
+            lines: Vec::new(),
+            end: RunEnd::Aborted,
+            returned_at: Duration::ZERO,
+            escalations: Vec::new(),
+            records: 0,
+            failures: vec![message],
+            request_id,
+            tape: None,
+        }
+    }
+
     /// The stop reason: `success`, the error's stop, `hung` or `aborted`.
     pub fn stop(&self) -> &str {
         match &self.end {
@@ -110,17 +125,9 @@ async fn run_row_async(matrix: &Matrix, row: &Row, mode: &Mode) -> Observation {
         Some(tape) => match Session::open(tape, mode, s.max_calls) {
             Ok((t, system, session)) => (t, system, Some(session)),
             Err(message) => {
-                return Observation {
-                    calls: Vec::new(),
-                    lines: Vec::new(),
-                    end: RunEnd::Aborted,
-                    returned_at: Duration::ZERO,
-                    escalations: Vec::new(),
-                    records: 0,
-                    failures: vec![message.clone()],
-                    request_id,
-                    tape: Some(TapeOutcome::Unavailable(message)),
-                }
+                let mut obs = Observation::failed(request_id, message.clone());
+                obs.tape = Some(TapeOutcome::Unavailable(message));
+                return obs;
             }
         },
     };

@@ -351,20 +351,6 @@ pub fn records(calls: &[WireCall]) -> Vec<CallRecord> {
         .collect()
 }
 
-fn failed_observation(request_id: String, message: String) -> Observation {
-    Observation {
-        calls: Vec::new(),
-        lines: Vec::new(),
-        end: RunEnd::Aborted,
-        returned_at: Duration::ZERO,
-        escalations: Vec::new(),
-        records: 0,
-        failures: vec![message],
-        request_id,
-        tape: None,
-    }
-}
-
 /// Runs one row over the wire against a command. Real time, on a fresh
 /// current-thread runtime; nothing outlives the call.
 pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observation {
@@ -374,7 +360,7 @@ pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observation {
     {
         Ok(rt) => rt,
         Err(e) => {
-            return failed_observation(
+            return Observation::failed(
                 crate::run::request_id(&matrix.file, &row.name),
                 format!("cannot start a runtime for the fixture server: {e}"),
             )
@@ -394,7 +380,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
     let s = &row.settings;
     let request_id = crate::run::request_id(&matrix.file, &row.name);
     if row.tape.is_some() {
-        return failed_observation(
+        return Observation::failed(
             request_id,
             "a row with a tape cannot run over the wire: tapes replay in process only".into(),
         );
@@ -429,7 +415,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
     let server = match FixtureServer::start_with(&scripts, options).await {
         Ok(sv) => sv,
         Err(e) => {
-            return failed_observation(
+            return Observation::failed(
                 request_id,
                 format!("cannot bind the fixture server on 127.0.0.1: {e}"),
             )
@@ -438,7 +424,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
     let argv: Result<Vec<String>, String> = spec.argv.iter().map(|a| expand(a)).collect();
     let argv = match argv {
         Ok(a) => a,
-        Err(e) => return failed_observation(request_id, format!("system.command: {e}")),
+        Err(e) => return Observation::failed(request_id, format!("system.command: {e}")),
     };
     let mut cmd = tokio::process::Command::new(&argv[0]);
     cmd.args(&argv[1..])
@@ -470,13 +456,13 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
             Ok(v) => {
                 cmd.env(k, v);
             }
-            Err(e) => return failed_observation(request_id, format!("system.env.{k}: {e}")),
+            Err(e) => return Observation::failed(request_id, format!("system.env.{k}: {e}")),
         }
     }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            return failed_observation(
+            return Observation::failed(
                 request_id,
                 format!(
                     "cannot start the command `{}`{}: {e}",
