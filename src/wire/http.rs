@@ -385,14 +385,9 @@ fn framing_header(name: &str) -> bool {
         .any(|h| name.eq_ignore_ascii_case(h))
 }
 
-/// The bytes of a complete response with a body.
-pub fn response_bytes(
-    status: u16,
-    headers: &[(String, String)],
-    body: &[u8],
-    close: bool,
-) -> Vec<u8> {
-    let mut head = format!("HTTP/1.1 {status} {}\r\n", reason(status));
+/// Writes scripted headers (framing headers are ours to write); returns
+/// whether a content type was among them.
+fn write_headers(head: &mut String, headers: &[(String, String)]) -> bool {
     let mut has_type = false;
     for (k, v) in headers {
         if framing_header(k) {
@@ -401,6 +396,18 @@ pub fn response_bytes(
         has_type |= k.eq_ignore_ascii_case("content-type");
         let _ = write!(head, "{k}: {}\r\n", sanitize(v));
     }
+    has_type
+}
+
+/// The bytes of a complete response with a body.
+pub fn response_bytes(
+    status: u16,
+    headers: &[(String, String)],
+    body: &[u8],
+    close: bool,
+) -> Vec<u8> {
+    let mut head = format!("HTTP/1.1 {status} {}\r\n", reason(status));
+    let has_type = write_headers(&mut head, headers);
     if !has_type && !body.is_empty() {
         let t = if body.first() == Some(&b'{') || body.first() == Some(&b'[') {
             "application/json"
@@ -422,14 +429,7 @@ pub fn response_bytes(
 /// The head of an event-stream response (chunked, so a break is visible).
 pub fn stream_head(status: u16, headers: &[(String, String)]) -> Vec<u8> {
     let mut head = format!("HTTP/1.1 {status} {}\r\n", reason(status));
-    let mut has_type = false;
-    for (k, v) in headers {
-        if framing_header(k) {
-            continue;
-        }
-        has_type |= k.eq_ignore_ascii_case("content-type");
-        let _ = write!(head, "{k}: {}\r\n", sanitize(v));
-    }
+    let has_type = write_headers(&mut head, headers);
     if !has_type {
         head.push_str("content-type: text/event-stream\r\n");
     }
