@@ -192,13 +192,13 @@ impl Transport for Tap {
 /// making `mistake`.
 fn broken(mutate: fn(&mut Policy), mistake: Mistake) -> Factory {
     Arc::new(move |v: &Value, reg: &Arc<Registry>| {
-        let mut policy = Policy::from_value(v)?;
+        let mut policy = faultmatrix::policy::from_value(v)?;
         mutate(&mut policy);
         Ok(Built {
             routes: Some(policy.routes.iter().map(|r| r.name.clone()).collect()),
             body_paths: policy.body_paths.clone(),
             system: Arc::new(Broken {
-                controller: Controller::new(policy, reg.clone()),
+                controller: Controller::new(policy, reg.table.clone()),
                 mistake,
             }),
         })

@@ -66,7 +66,7 @@ fn every_shipped_file_validates_and_names_its_schema() {
             yaml_files(Path::new(dir), &mut files);
         }
     }
-    files.push(PathBuf::from("src/registry/builtin.yaml"));
+
     let mut checked = 0;
     let mut problems = Vec::new();
     for f in &files {

@@ -207,47 +207,7 @@ pub struct StreamSpec {
     pub breaks: bool,
 }
 
-/// One item of an event stream.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SseItem {
-    /// A comment line (`: keep-alive`): not data.
-    Comment(String),
-    /// An event with data.
-    Event {
-        /// `event:` field.
-        event: Option<String>,
-        /// `data:` field.
-        data: String,
-        /// `id:` field.
-        id: Option<String>,
-    },
-}
-
-/// What kind of request the system sends.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RequestSpec {
-    /// Model name, if any.
-    pub model: Option<String>,
-    /// Whether the response is streamed.
-    pub stream: bool,
-    /// Whether the request creates something (not idempotent by nature).
-    pub create: bool,
-    /// Whether the request carries an idempotency key.
-    pub idempotency_key: bool,
-    /// Request size in bytes (a retry of an LLM call resends all of it).
-    pub size: u64,
-    /// A routing block (for example a `provider` pin), as JSON.
-    pub routing: Option<serde_json::Value>,
-}
-
-/// Jitter input for the row.
-#[derive(Debug, Clone, PartialEq)]
-pub enum JitterInput {
-    /// A deterministic generator from a seed.
-    Seed(u64),
-    /// Exactly these draws in [0, 1), in order.
-    Draws(Vec<f64>),
-}
+pub use faultmatrix_controller::{JitterInput, RequestSpec, SseItem};
 
 /// Run settings of a row (row overrides file defaults).
 #[derive(Debug, Clone)]

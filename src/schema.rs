@@ -59,16 +59,7 @@ pub fn render(kind: Kind) -> String {
     s
 }
 
-/// `1s`, `250ms`, `1.5s`, `2m` or `0`.
-pub fn duration_schema() -> Schema {
-    json_schema!({
-        "description": "A duration such as `1s`, `250ms`, `1.5s`, `2m`, or `0`.",
-        "anyOf": [
-            { "type": "string", "pattern": "^\\s*(0|[0-9]*\\.?[0-9]+(ns|us|µs|ms|s|m|h))\\s*$" },
-            { "const": 0 }
-        ]
-    })
-}
+pub use faultmatrix_controller::duration::duration_schema;
 
 macro_rules! schema_only {
     ($(#[$doc:meta])* $name:ident, |$g:ident| $body:expr) => {

@@ -7,4 +7,4 @@ pub mod raw;
 pub mod recover;
 pub mod validate;
 
-pub use validate::{load_file, load_text, registry_from_text, trace_item_pos};
+pub use validate::{builtin_registry, load_file, load_text, registry_from_text, trace_item_pos};

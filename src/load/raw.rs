@@ -1,65 +1,11 @@
 //! Serde shapes that mirror the files exactly (first pass). They hold text
 //! and loose values; `validate` turns them into the model with diagnostics.
 
-use std::fmt;
-use std::time::Duration;
-
-use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
 use crate::yaml::Value;
 
-/// A duration written as `1s`, `250ms` or `0`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Dur(pub Duration);
-
-impl schemars::JsonSchema for Dur {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Duration".into()
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::schema::duration_schema()
-    }
-}
-
-impl<'de> Deserialize<'de> for Dur {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Dur;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a duration such as `1s` or `250ms`")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Dur, E> {
-                crate::duration::parse(s).map(Dur).map_err(E::custom)
-            }
-            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Dur, E> {
-                if n == 0 {
-                    Ok(Dur(Duration::ZERO))
-                } else {
-                    Err(E::custom(format!(
-                        "`{n}` has no unit: write it as `{n}s` or `{n}ms`"
-                    )))
-                }
-            }
-            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Dur, E> {
-                if n < 0 {
-                    Err(E::custom(format!(
-                        "`{n}` is negative: a duration is 0 or more"
-                    )))
-                } else {
-                    self.visit_u64(n as u64)
-                }
-            }
-            fn visit_f64<E: de::Error>(self, n: f64) -> Result<Dur, E> {
-                Err(E::custom(format!(
-                    "`{n}` has no unit: write it as `{n}s` or `{n}ms`"
-                )))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
+pub use faultmatrix_controller::duration::Dur;
 
 /// A matrix file: a title, the system under test and its policy, and rows.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

@@ -13,7 +13,7 @@ use crate::model::{
     Answer, Entry, Expect, ExpectedError, ExpectedEscalation, JitterInput, Matrix, Repeat,
     RouteScript, Row, ScriptedResponse, Settings, SseItem, StreamSpec, STOP_REASONS,
 };
-use crate::registry::{CodeDef, Fixture, Registry, StatusMatch};
+use crate::registry::{Code, CodeDef, Codes, Fixture, Registry, StatusMatch};
 use crate::system::Systems;
 use crate::yaml::{self, Pos, Positions, Seg, Value, YamlError};
 
@@ -604,7 +604,7 @@ fn apply(cx: &mut Ctx<'_>, s: &mut Settings, path: &[Seg], o: Overrides<'_>) {
         q.size = r.size.unwrap_or(q.size);
         if let Some(routing) = &r.routing {
             match yaml::to_json(routing) {
-                Ok(j) => q.routing = Some(j),
+                Ok(j) => q.routing = Some(crate::tape::replay::canonical(&j)),
                 Err(e) => cx.error(
                     &child(&child(path, key("request")), key("routing")),
                     format!("`routing` is not JSON-like: {e}"),
@@ -1450,7 +1450,7 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
         );
     }
     let empty = Registry::new(Vec::new(), display);
-    let mut codes: Vec<CodeDef> = Vec::new();
+    let mut codes: Vec<Code> = Vec::new();
     // Where each code's `recovers_after` is written, for the terminal check.
     let mut recovers_at: Vec<Option<Pos>> = Vec::new();
     let mut seen = HashSet::new();
@@ -1554,59 +1554,27 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
             }
         };
         recovers_at.push(rpos);
-        codes.push(CodeDef {
-            name: name.to_string(),
-            retryable,
+        codes.push(Code {
+            def: CodeDef {
+                name: name.to_string(),
+                retryable,
+                switch: rc.switch.unwrap_or(false),
+                max_attempts: rc.max_attempts,
+                escalate_to: rc.escalate_to,
+                statuses,
+                body: m.body,
+                outcome: m.outcome,
+            },
             retryable_declared: rc.retryable.is_some(),
             line,
-            switch: rc.switch.unwrap_or(false),
-            max_attempts: rc.max_attempts,
-            escalate_to: rc.escalate_to,
-            statuses,
-            body: m.body,
-            outcome: m.outcome,
             fixture,
         });
     }
 
-    // The `fixtures:` section, keyed by code.
-    let mut stray_fixtures = Vec::new();
-    if let Some(fixtures) = &raw.fixtures {
-        for (k, v) in fixtures {
-            let Some(name) = k.as_str() else {
-                cx.error(
-                    &[key("fixtures")],
-                    "fixtures are keyed by code name, such as RATE_LIMITED",
-                );
-                continue;
-            };
-            let fp = vec![key("fixtures"), key(name)];
-            let Some((mut f, rpos)) = registry_fixture(cx, name, v, &fp, &empty) else {
-                continue;
-            };
-            f.inline = false;
-            match codes.iter().position(|c| c.name == name) {
-                None => stray_fixtures.push(crate::registry::StrayFixture {
-                    name: name.to_string(),
-                    line: f.line,
-                }),
-                Some(i) => {
-                    if let Some(first) = &codes[i].fixture {
-                        let pos = cx.key_pos(&fp);
-                        cx.error_at(
-                            pos,
-                            format!("code `{name}` has two fixtures"),
-                            Some(format!("the other is on line {}: keep one", first.line)),
-                            None,
-                        );
-                        continue;
-                    }
-                    codes[i].fixture = Some(f);
-                    recovers_at[i] = rpos;
-                }
-            }
-        }
-    }
+    let stray_fixtures = match &raw.fixtures {
+        Some(f) => fixtures_section(cx, f, &mut codes, &mut recovers_at, &empty),
+        None => Vec::new(),
+    };
 
     // A terminal code never recovers.
     for (c, rpos) in codes.iter().zip(&recovers_at) {
@@ -1629,4 +1597,104 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
     reg.stray_fixtures = stray_fixtures;
     reg.source = Some(Arc::from(text));
     Some(reg)
+}
+
+/// The `fixtures:` section, keyed by code: each fixture joins its code;
+/// fixtures naming no code are returned as strays.
+fn fixtures_section(
+    cx: &mut Ctx<'_>,
+    fixtures: &serde_yaml::Mapping,
+    codes: &mut [Code],
+    recovers_at: &mut [Option<Pos>],
+    empty: &Registry,
+) -> Vec<crate::registry::StrayFixture> {
+    let mut stray_fixtures = Vec::new();
+    for (k, v) in fixtures {
+        let Some(name) = k.as_str() else {
+            cx.error(
+                &[key("fixtures")],
+                "fixtures are keyed by code name, such as RATE_LIMITED",
+            );
+            continue;
+        };
+        let fp = vec![key("fixtures"), key(name)];
+        let Some((mut f, rpos)) = registry_fixture(cx, name, v, &fp, empty) else {
+            continue;
+        };
+        f.inline = false;
+        match codes.iter().position(|c| c.name == name) {
+            None => stray_fixtures.push(crate::registry::StrayFixture {
+                name: name.to_string(),
+                line: f.line,
+            }),
+            Some(i) => {
+                if let Some(first) = &codes[i].fixture {
+                    let pos = cx.key_pos(&fp);
+                    cx.error_at(
+                        pos,
+                        format!("code `{name}` has two fixtures"),
+                        Some(format!("the other is on line {}: keep one", first.line)),
+                        None,
+                    );
+                    continue;
+                }
+                codes[i].fixture = Some(f);
+                recovers_at[i] = rpos;
+            }
+        }
+    }
+    stray_fixtures
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFixtures {
+    version: u32,
+    fixtures: serde_yaml::Mapping,
+}
+
+/// A registry of given codes whose fixtures come from `text`, a document
+/// with `version: 1` and a `fixtures:` section (the built-in registry).
+pub fn builtin_registry(codes: &Codes, display: &str, text: &str) -> Result<Registry, FileErrors> {
+    let mut cx = Ctx::new(display, text);
+    let reg = (|| {
+        let raw: RawFixtures = match yaml::from_str(text) {
+            Ok(r) => r,
+            Err(e) => {
+                cx.yaml_error(e);
+                return None;
+            }
+        };
+        if raw.version != 1 {
+            cx.error(&[key("version")], "expected version 1");
+        }
+        let empty = Registry::new(Vec::new(), display);
+        let mut list: Vec<Code> = codes
+            .codes
+            .iter()
+            .map(|def| Code {
+                def: def.clone(),
+                retryable_declared: true,
+                line: 0,
+                fixture: None,
+            })
+            .collect();
+        let mut recovers_at = vec![None; list.len()];
+        let stray = fixtures_section(&mut cx, &raw.fixtures, &mut list, &mut recovers_at, &empty);
+        for s in &stray {
+            cx.error_at(
+                Pos {
+                    line: s.line,
+                    col: 1,
+                },
+                format!("fixture `{}` names no built-in code", s.name),
+                None,
+                None,
+            );
+        }
+        let mut reg = Registry::new(list, codes.origin.clone());
+        reg.source = Some(Arc::from(text));
+        Some(reg)
+    })();
+    cx.finish(reg)
 }

@@ -1,6 +1,12 @@
 //! The reference retry/fallback system: the default system under test
-//! (`system: reference`) and a controller a service can adopt behind its own
-//! [`Transport`](crate::transport::Transport).
+//! (`system: reference`), a [`Controller`] from the
+//! [`faultmatrix_controller`] crate run once per row, and its `policy:`
+//! block read from a matrix with positioned diagnostics.
+//!
+//! A production service depends on `faultmatrix-controller` directly (serde
+//! and tokio's `time` feature, nothing else); everything here re-exports
+//! it, so `faultmatrix::policy::Controller` and
+//! `faultmatrix_controller::Controller` are the same type.
 //!
 //! | piece | what it holds |
 //! |---|---|
@@ -9,25 +15,15 @@
 //! | [`Invocation`] | one logical request: transport, request, id, deadline, jitter, sinks |
 //! | [`backoff`] | `initial * factor^retry`, capped, jitter none / full / equal / decorrelated |
 //! | [`retry_after`] | `Retry-After` (seconds, three HTTP-date forms) and `retry-after-ms` |
+//! | [`from_yaml_str`], [`from_value`] | a `policy:` block as YAML |
 //!
 //! Every configuration key, its default and meaning: `docs/configuration.md`.
 //!
 //! # Using the controller in a service
 //!
-//! Implement [`Transport`](crate::transport::Transport) over your HTTP
-//! client: the controller hands it a [`Request`](crate::transport::Request)
-//! naming the route (your upstream), the request id and the idempotency key
-//! to send; your transport holds the actual payload. The controller returns
-//! the answer's body (or the concatenated stream data) in
-//! [`Success::output`](crate::system::Success), or a bounded, sanitized
-//! [`FinalError`](crate::system::FinalError), and reports one escalation
-//! event per failed run.
-//!
 //! ```
-//! use std::sync::Arc;
 //! use std::time::Duration;
-//! use faultmatrix::policy::{Controller, Invocation, Policy};
-//! use faultmatrix::registry::Registry;
+//! use faultmatrix::policy::{Codes, Controller, Invocation};
 //! use faultmatrix::system::EscalationSink;
 //! use faultmatrix::model::RequestSpec;
 //! use faultmatrix::transport::{Body, BoxFuture, Request, Response, Transport, TransportError};
@@ -43,13 +39,13 @@
 //!     }
 //! }
 //!
-//! let policy = Policy::from_yaml_str(
+//! let policy = faultmatrix::policy::from_yaml_str(
 //!     "routes: [{name: primary, attempts: 2}, {name: backup, attempts: 2}]\n\
 //!      backoff: {initial: 100ms, factor: 2, cap: 2s, jitter: full}\n\
 //!      deadline: 30s",
 //! )
 //! .expect("a valid policy");
-//! let controller = Controller::new(policy, Registry::builtin());
+//! let controller = Controller::new(policy, Codes::builtin());
 //! let escalations = EscalationSink::default();
 //! let request = RequestSpec { size: 2_000, ..RequestSpec::default() };
 //!
@@ -67,20 +63,18 @@
 //! assert!(escalations.events().is_empty());
 //! ```
 
-pub mod backoff;
-pub mod config;
-pub mod controller;
-pub mod retry_after;
-
 use std::sync::Arc;
 
-pub use config::{AboveCap, Backoff, Jitter, Policy, RetryAfter, RouteConfig};
-pub use controller::{Controller, Invocation, OutputSink, MAX_FIELD_LEN};
+pub use faultmatrix_controller::policy::{backoff, config, controller, retry_after};
+pub use faultmatrix_controller::{
+    AboveCap, Backoff, Codes, ConfigError, Controller, Invocation, Jitter, OutputSink, Policy,
+    PolicyConfig, RetryAfter, RouteConfig, MAX_FIELD_LEN,
+};
 
 use crate::registry::Registry;
 use crate::system::{Built, RowContext, System, SystemResult};
 use crate::transport::BoxFuture;
-use crate::yaml::{Seg, Value, YamlError};
+use crate::yaml::{self, Seg, Value, YamlError};
 
 /// The reference system: a [`Controller`] run once per row.
 pub struct Reference {
@@ -113,6 +107,52 @@ impl System for Reference {
     }
 }
 
+fn key_path(e: &ConfigError) -> Vec<Seg> {
+    let mut path = vec![Seg::Key("policy".into())];
+    for seg in &e.path {
+        path.push(match seg {
+            config::KeySeg::Key(k) => Seg::Key((*k).to_string()),
+            config::KeySeg::Index(i) => Seg::Index(*i),
+        });
+    }
+    path
+}
+
+/// Parses a `policy:` block (`Value::Null` gives the defaults). Every
+/// problem is reported, each with the path of the key in error.
+pub fn from_value(value: &Value) -> Result<Policy, Vec<YamlError>> {
+    if value.is_null() {
+        return Ok(Policy::default());
+    }
+    let raw: PolicyConfig =
+        yaml::from_value(value, &[Seg::Key("policy".into())]).map_err(|e| vec![e])?;
+    raw.validate().map_err(|errors| {
+        errors
+            .0
+            .iter()
+            .map(|e| YamlError {
+                pos: None,
+                path: key_path(e),
+                message: e.message.clone(),
+            })
+            .collect()
+    })
+}
+
+/// Parses policy YAML text (the contents of a `policy:` block), for a
+/// service that keeps its retry configuration in a file. Errors name the
+/// key (`policy.backoff.factor: ...`), one per line.
+pub fn from_yaml_str(text: &str) -> Result<Policy, String> {
+    let value = yaml::parse_value(text).map_err(|e| e.message)?;
+    from_value(&value).map_err(|errors| {
+        errors
+            .iter()
+            .map(|e| format!("{}: {}", yaml::path_text(&e.path), e.message))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
 /// Checks the policy's code names against the registry.
 fn check_codes(policy: &Policy, registry: &Registry) -> Vec<YamlError> {
     let mut errors = Vec::new();
@@ -140,7 +180,7 @@ fn check_codes(policy: &Policy, registry: &Registry) -> Vec<YamlError> {
 
 /// Factory for the `reference` system: parses the `policy:` block.
 pub fn build_reference(policy: &Value, registry: &Arc<Registry>) -> Result<Built, Vec<YamlError>> {
-    let policy = Policy::from_value(policy)?;
+    let policy = from_value(policy)?;
     let errors = check_codes(&policy, registry);
     if !errors.is_empty() {
         return Err(errors);
@@ -149,13 +189,19 @@ pub fn build_reference(policy: &Value, registry: &Arc<Registry>) -> Result<Built
     let body_paths = policy.body_paths.clone();
     Ok(Built {
         body_paths,
-        system: Arc::new(Reference::new(Controller::new(policy, registry.clone()))),
+        system: Arc::new(Reference::new(Controller::new(
+            policy,
+            registry.table.clone(),
+        ))),
         routes: Some(routes),
     })
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use super::*;
     use crate::load::load_text;
     use crate::system::Systems;
 
@@ -181,5 +227,110 @@ mod tests {
         let e = errors("  routes: [{ name: A }]\n  retry_after: { above_cap: refuze }");
         assert!(e.contains("did you mean `refuse`"), "{e}");
         assert_eq!(errors("  routes: [{ name: A }]\n  switch_on: []"), "");
+    }
+
+    #[test]
+    fn route_backoff_inherits_what_it_does_not_set() {
+        let p = from_yaml_str(
+            "backoff: {initial: 2s, cap: 20s}\nroutes: [{name: A}, {name: B, backoff: {jitter: full}}]",
+        )
+        .unwrap();
+        assert_eq!(p.backoff_for(&p.routes[0]), &p.backoff);
+        let b = p.backoff_for(&p.routes[1]);
+        assert_eq!(
+            (b.initial, b.cap, b.factor, b.jitter),
+            (
+                Duration::from_secs(2),
+                Duration::from_secs(20),
+                2.0,
+                Jitter::Full
+            )
+        );
+        assert_eq!(p.routes[0].attempts, 3);
+    }
+
+    #[test]
+    fn defaults_hold_when_keys_are_absent() {
+        let p = from_yaml_str("retry_after: {cap: 5s}").unwrap();
+        let d = Policy::default();
+        assert!(p.retry_after.honor);
+        assert_eq!(p.retry_after.above_cap, AboveCap::Clamp);
+        assert_eq!(p.retry_after.cap, Duration::from_secs(5));
+        assert_eq!(
+            (p.switch_delay, p.attempt_timeout),
+            (Duration::ZERO, Duration::from_secs(60))
+        );
+        assert_eq!(p.switch_on, None);
+        assert_eq!(p.routes, d.routes);
+        assert_eq!(from_value(&Value::Null).unwrap(), d);
+    }
+
+    #[test]
+    fn every_problem_is_reported_with_its_key() {
+        let e = from_yaml_str(
+            "routes: [{name: A, attempts: 0, backoff: {initial: 9s, cap: 1s}}, {name: A}]\nbackoff: {factor: 0.5}\nattempt_timeout: 0s\nbody_paths: [error..code]",
+        )
+        .unwrap_err();
+        for want in [
+            "policy.routes[0].attempts: `attempts` is 0",
+            "policy.routes[0].backoff.cap: `cap` (1s) is below `initial` (9s)",
+            "policy.routes[1].name: route `A` is declared twice",
+            "policy.backoff.factor: `factor` is 0.5",
+            "policy.attempt_timeout: `attempt_timeout` is 0",
+            "policy.body_paths[0]: body path `error..code`",
+        ] {
+            assert!(e.contains(want), "missing {want:?} in:\n{e}");
+        }
+        let e = from_yaml_str("backof: {}").unwrap_err();
+        assert!(e.contains("backof"), "{e}");
+    }
+
+    /// The keys serde accepts at `prefix`, from its "expected one of" list.
+    fn accepted(yaml: &str) -> Vec<String> {
+        let e = from_yaml_str(yaml).unwrap_err();
+        let list = e.split_once("expected one of").expect(&e).1;
+        list.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn docs_describe_every_policy_key() {
+        let docs = include_str!("../../docs/configuration.md");
+        let start = docs.find("## The `policy:` block").unwrap();
+        let end = docs.find("## What happens after each attempt").unwrap();
+        let documented: Vec<&str> = docs[start..end]
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .filter_map(|l| l.split_once('`').map(|(k, _)| k))
+            .collect();
+        let mut keys = Vec::new();
+        for k in accepted("zzz: 1") {
+            keys.push(k);
+        }
+        for k in accepted("backoff: {zzz: 1}") {
+            keys.push(format!("backoff.{k}"));
+        }
+        for k in accepted("retry_after: {zzz: 1}") {
+            keys.push(format!("retry_after.{k}"));
+        }
+        for k in accepted("routes: [{name: A, zzz: 1}]") {
+            keys.push(format!("routes[].{k}"));
+        }
+        assert!(keys.len() > 15, "{keys:?}");
+        for k in &keys {
+            // A nested map is documented through its fields.
+            let covered = documented.contains(&k.as_str())
+                || documented.iter().any(|d| d.starts_with(&format!("{k}.")));
+            assert!(covered, "docs/configuration.md does not describe `{k}`");
+        }
+        for d in documented.iter().filter(|d| !d.starts_with("request.")) {
+            if ["deadline", "jitter", "jitter_seed"].contains(d) || keys.iter().any(|k| k == d) {
+                continue;
+            }
+            panic!("docs/configuration.md describes `{d}`, which the policy does not accept");
+        }
     }
 }

@@ -26,7 +26,7 @@ use crate::model::{
     Answer, Entry, Expect, ExpectedError, ExpectedEscalation, Matrix, Repeat, RouteScript, Row,
     Settings,
 };
-use crate::registry::{CodeDef, Registry};
+use crate::registry::{Code, Registry};
 use crate::yaml::Seg;
 
 /// First backoff delay of the generated policy.
@@ -82,7 +82,7 @@ fn row_name(code: &str, case: Case) -> String {
 /// The cases a code gets. None when the code lacks what they need (a
 /// declared `retryable`, a fixture, `max_attempts` for a retryable code):
 /// the guardrails name such codes.
-pub fn cases(def: &CodeDef) -> Vec<Case> {
+pub fn cases(def: &Code) -> Vec<Case> {
     let Some(f) = &def.fixture else {
         return Vec::new();
     };
@@ -219,13 +219,7 @@ impl Lines {
 
 /// `calls` failing calls on A. The last one ends with `last` (`fail`,
 /// `switch`) or, when `None`, retries like the others.
-fn failing_lines(
-    def: &CodeDef,
-    fixture: &Entry,
-    calls: u32,
-    last: Option<&str>,
-    lines: &mut Lines,
-) {
+fn failing_lines(def: &Code, fixture: &Entry, calls: u32, last: Option<&str>, lines: &mut Lines) {
     let out = outcome(fixture);
     for i in 1..=calls {
         let took = call_time(fixture);
@@ -244,14 +238,14 @@ fn failing_lines(
     }
 }
 
-fn escalation(def: &CodeDef) -> Vec<ExpectedEscalation> {
+fn escalation(def: &Code) -> Vec<ExpectedEscalation> {
     vec![ExpectedEscalation {
         code: def.name.clone(),
         to: def.escalate_to.clone(),
     }]
 }
 
-fn error(def: &CodeDef, calls: u32) -> ExpectedError {
+fn error(def: &Code, calls: u32) -> ExpectedError {
     let attempts = (calls as usize <= crate::system::FinalError::MAX_ATTEMPTS)
         .then(|| (1..=calls).map(|i| format!("A{i} {}", def.name)).collect());
     ExpectedError {
@@ -262,7 +256,7 @@ fn error(def: &CodeDef, calls: u32) -> ExpectedError {
     }
 }
 
-fn row(def: &CodeDef, case: Case, inject: Vec<RouteScript>, lines: &Lines, expect: Expect) -> Row {
+fn row(def: &Code, case: Case, inject: Vec<RouteScript>, lines: &Lines, expect: Expect) -> Row {
     let mut settings = Settings::default();
     // Room for every expected call and then some, so a runaway shows in the
     // trace before the guard stops it.
@@ -294,7 +288,7 @@ fn script(route: &str, entries: Vec<Entry>) -> RouteScript {
 }
 
 /// The rows of one code, one per case.
-pub fn rows(def: &CodeDef) -> Vec<Row> {
+pub fn rows(def: &Code) -> Vec<Row> {
     let Some(f) = &def.fixture else {
         return Vec::new();
     };
@@ -390,7 +384,7 @@ pub fn rows(def: &CodeDef) -> Vec<Row> {
 }
 
 /// The reference policy a code's rows run under.
-pub fn policy_yaml(def: &CodeDef) -> String {
+pub fn policy_yaml(def: &Code) -> String {
     let routes = if def.retryable {
         format!(
             "[{{ name: A, attempts: {} }}]",

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use crate::model::Answer;
 use crate::registry::guardrails::{self, Coverage, Guardrail};
-use crate::registry::{generate, CodeDef, Registry, StatusMatch};
+use crate::registry::{generate, Code, Registry, StatusMatch};
 
 fn cell(s: &str) -> String {
     s.replace('|', "\\|")
@@ -17,7 +17,7 @@ fn missing(what: &str) -> String {
     format!("**{what}**")
 }
 
-fn matches(c: &CodeDef) -> String {
+fn matches(c: &Code) -> String {
     let mut parts = Vec::new();
     if !c.statuses.is_empty() {
         let s: Vec<String> = c
@@ -43,7 +43,7 @@ fn matches(c: &CodeDef) -> String {
     }
 }
 
-fn fixture(r: &Registry, c: &CodeDef) -> (String, String) {
+fn fixture(r: &Registry, c: &Code) -> (String, String) {
     let Some(f) = &c.fixture else {
         return (missing("missing"), missing("missing"));
     };

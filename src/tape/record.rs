@@ -286,7 +286,11 @@ pub fn wire_request(
         "messages".into(),
         serde_json::json!([{ "role": "user", "content": "faultmatrix recording" }]),
     );
-    match &r.routing {
+    let routing: Option<serde_json::Value> = r
+        .routing
+        .as_deref()
+        .and_then(|t| serde_json::from_str(t).ok());
+    match &routing {
         Some(serde_json::Value::Object(m)) => {
             for (k, v) in m {
                 body.insert(k.clone(), v.clone());
@@ -445,7 +449,10 @@ impl Transport for Recorder {
                     route: request.route.clone(),
                     model: request.model.clone(),
                     stream: request.stream,
-                    routing: request.routing.clone(),
+                    routing: request
+                        .routing
+                        .as_deref()
+                        .and_then(|t| serde_json::from_str(t).ok()),
                     summary: Some(summary),
                 },
                 response: response.clone(),

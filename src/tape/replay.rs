@@ -59,7 +59,7 @@ impl MatchKey {
             route: r.route.clone(),
             model: r.model.clone(),
             stream: r.stream,
-            routing: r.routing.as_ref().map(canonical),
+            routing: r.routing.clone(),
         }
     }
 

@@ -248,7 +248,7 @@ pub fn over_http(m: &mut Matrix, exe: &str) {
         let routes = crate::yaml::parse_value(&m.source)
             .ok()
             .and_then(|v| v.get("policy").cloned())
-            .and_then(|p| crate::policy::Policy::from_value(&p).ok())
+            .and_then(|p| crate::policy::from_value(&p).ok())
             .map(|p| p.routes.into_iter().map(|r| r.name).collect());
         m.command = Some(Arc::new(CommandSpec {
             argv: vec![exe.to_string(), "client".into()],

@@ -83,8 +83,12 @@ fn body_json(req: &Request) -> String {
         "stream": req.stream,
         "messages": [{"role": "user", "content": "ping"}],
     });
-    if let Some(r) = &req.routing {
-        j["provider"] = r.clone();
+    if let Some(r) = req
+        .routing
+        .as_deref()
+        .and_then(|t| serde_json::from_str(t).ok())
+    {
+        j["provider"] = r;
     }
     let mut body = j.to_string();
     // The request's declared size, so amplification is observable on the

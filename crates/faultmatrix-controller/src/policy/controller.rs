@@ -29,12 +29,12 @@ use tokio::time::Instant;
 use super::backoff::Schedule;
 use super::config::{AboveCap, Policy};
 use super::retry_after;
-use crate::model::{JitterInput, RequestSpec, SseItem};
-use crate::registry::{Classified, Observed, Registry};
-use crate::system::{
-    AttemptNote, Escalation, EscalationSink, FinalError, JitterSource, Success, SystemResult,
+use crate::codes::{Classified, Codes, Observed};
+use crate::outcome::{
+    AttemptNote, Escalation, EscalationSink, FinalError, JitterInput, JitterSource, Success,
+    SystemResult,
 };
-use crate::transport::{Body, Request, Transport, TransportError};
+use crate::transport::{Body, Request, RequestSpec, SseItem, Transport, TransportError};
 
 /// Longest route name, code or request id a [`FinalError`] repeats; longer
 /// ones are cut (with `...`), so the error stays bounded whatever the input.
@@ -49,10 +49,8 @@ pub type OutputSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
 /// Build it with [`Invocation::new`] and adjust what you need:
 ///
 /// ```
-/// # use faultmatrix::policy::Invocation;
-/// # use faultmatrix::model::{JitterInput, RequestSpec};
-/// # use faultmatrix::system::{EscalationSink, JitterSource};
-/// # use faultmatrix::transport::{BoxFuture, Request, Response, Transport, TransportError};
+/// # use faultmatrix_controller::{EscalationSink, Invocation, JitterInput, JitterSource, RequestSpec};
+/// # use faultmatrix_controller::transport::{BoxFuture, Request, Response, Transport, TransportError};
 /// # struct Never;
 /// # impl Transport for Never {
 /// #     fn call(&self, _r: Request) -> BoxFuture<'static, Result<Response, TransportError>> {
@@ -144,13 +142,13 @@ impl<'a> Invocation<'a> {
     }
 }
 
-/// The controller: a [`Policy`] and a reason-code [`Registry`]. Cheap to
+/// The controller: a [`Policy`] and a table of reason [`Codes`]. Cheap to
 /// clone and share; it holds no per-request state, so one controller serves
 /// any number of concurrent [`Controller::execute`] calls.
 #[derive(Debug, Clone)]
 pub struct Controller {
     policy: Policy,
-    registry: Arc<Registry>,
+    codes: Arc<Codes>,
 }
 
 enum Attempt {
@@ -183,10 +181,10 @@ fn clip(s: &str) -> String {
 }
 
 impl Controller {
-    /// A controller for this policy and registry
-    /// ([`Registry::builtin`] is the default registry).
-    pub fn new(policy: Policy, registry: Arc<Registry>) -> Self {
-        Self { policy, registry }
+    /// A controller for this policy and code table
+    /// ([`Codes::builtin`] is the default table).
+    pub fn new(policy: Policy, codes: Arc<Codes>) -> Self {
+        Self { policy, codes }
     }
 
     /// The policy.
@@ -194,16 +192,16 @@ impl Controller {
         &self.policy
     }
 
-    /// The registry.
-    pub fn registry(&self) -> &Arc<Registry> {
-        &self.registry
+    /// The code table.
+    pub fn codes(&self) -> &Arc<Codes> {
+        &self.codes
     }
 
     /// Whether a failure with this code moves to the next route at once.
     fn switches(&self, code: &str) -> bool {
         match &self.policy.switch_on {
             Some(list) => list.iter().any(|c| c == code),
-            None => self.registry.get(code).is_some_and(|d| d.switch),
+            None => self.codes.get(code).is_some_and(|d| d.switch),
         }
     }
 
@@ -235,7 +233,7 @@ impl Controller {
             error.code = code.as_deref().map(clip);
             let to = code
                 .as_deref()
-                .and_then(|c| self.registry.get(c))
+                .and_then(|c| self.codes.get(c))
                 .and_then(|d| d.escalate_to.clone());
             inv.escalations.escalate(Escalation {
                 code: code.unwrap_or_else(|| "UNKNOWN".into()),
@@ -294,7 +292,7 @@ impl Controller {
                 if partial {
                     return fail(error, "partial-output", last_code);
                 }
-                let def = code.known.then(|| self.registry.get(&code.code)).flatten();
+                let def = code.known.then(|| self.codes.get(&code.code)).flatten();
                 let switch = self.switches(&code.code);
                 let retryable = def.is_some_and(|d| d.retryable);
                 if !switch && !retryable {
@@ -353,7 +351,7 @@ impl Controller {
     ) -> Attempt {
         let paths = &self.policy.body_paths;
         let failed = |obs: Observed<'_>, guidance, ambiguous, partial| Attempt::Failed {
-            code: self.registry.classify(obs, paths).unwrap_or(Classified {
+            code: self.codes.classify(obs, paths).unwrap_or(Classified {
                 code: "STREAM_BROKEN".into(),
                 known: false,
             }),
@@ -380,7 +378,7 @@ impl Controller {
         );
         let status = response.status;
         match response.body {
-            Body::Full(text) => match self.registry.classify(
+            Body::Full(text) => match self.codes.classify(
                 Observed::Response {
                     status,
                     body: Some(&text),
@@ -433,7 +431,6 @@ impl Controller {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::SseItem;
     use crate::policy::RouteConfig;
     use crate::transport::{BoxFuture, EventStream, Response};
     use std::sync::Mutex;
@@ -466,15 +463,15 @@ mod tests {
             routes: (0..10)
                 .map(|i| RouteConfig::new(format!("route-{i}-{}", "x".repeat(100)), 3))
                 .collect(),
-            backoff: crate::policy::Backoff {
+            backoff: crate::policy::config::Backoff {
                 initial: Duration::from_millis(1),
                 factor: 1.0,
                 cap: Duration::from_millis(1),
-                jitter: crate::policy::Jitter::None,
+                jitter: crate::policy::config::Jitter::None,
             },
             ..Policy::default()
         };
-        let c = Controller::new(policy, Registry::builtin());
+        let c = Controller::new(policy, Codes::builtin());
         let t = Fixed(move |_: &str| Response {
             status: 503,
             headers: vec![("authorization".into(), format!("Bearer {secret}"))],
@@ -502,7 +499,7 @@ mod tests {
 
     #[test]
     fn stream_data_reaches_the_output_sink_as_it_arrives_comments_do_not() {
-        let c = Controller::new(Policy::default(), Registry::builtin());
+        let c = Controller::new(Policy::default(), Codes::builtin());
         let t = Fixed(|_: &str| Response {
             status: 200,
             headers: vec![],
@@ -544,7 +541,7 @@ mod tests {
 
     #[test]
     fn a_full_body_is_the_output() {
-        let c = Controller::new(Policy::default(), Registry::builtin());
+        let c = Controller::new(Policy::default(), Codes::builtin());
         let t = Fixed(|_: &str| Response {
             status: 200,
             headers: vec![],
@@ -559,13 +556,13 @@ mod tests {
     fn without_a_jitter_source_draws_are_random_and_within_bounds() {
         use std::sync::atomic::{AtomicU32, Ordering};
         let policy = Policy {
-            backoff: crate::policy::Backoff {
-                jitter: crate::policy::Jitter::Full,
-                ..crate::policy::Backoff::default()
+            backoff: crate::policy::config::Backoff {
+                jitter: crate::policy::config::Jitter::Full,
+                ..crate::policy::config::Backoff::default()
             },
             ..Policy::default()
         };
-        let c = Controller::new(policy, Registry::builtin());
+        let c = Controller::new(policy, Codes::builtin());
         let waits: Vec<Duration> = (0..8)
             .map(|_| {
                 let n = AtomicU32::new(0);
