@@ -8,14 +8,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use faultmatrix::harness::Harness;
-use faultmatrix::load::raw::Dur;
-use faultmatrix::registry::{Observed, Registry};
-use faultmatrix::system::{
+use faultmatrix::base::yaml::{self, Seg, Value, YamlError};
+use faultmatrix::contracts::system::{
     AttemptNote, Built, Escalation, FinalError, RowContext, Success, SystemResult,
 };
-use faultmatrix::transport::{BoxFuture, Request, Transport};
-use faultmatrix::yaml::{self, Seg, Value, YamlError};
+use faultmatrix::contracts::transport::{BoxFuture, Request, Transport};
+use faultmatrix::harness::Harness;
+use faultmatrix::load::raw::Dur;
+use faultmatrix::model::registry::{Observed, Registry};
 use faultmatrix::System;
 
 // ---------------------------------------------------------------- the client

@@ -176,12 +176,12 @@ fn documented_outputs_and_files_are_exact() {
 
 #[test]
 fn example_matrices_pass() {
-    let files: Vec<faultmatrix::discover::Found> = std::fs::read_dir("docs/examples")
+    let files: Vec<faultmatrix::engine::discover::Found> = std::fs::read_dir("docs/examples")
         .unwrap()
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-        .map(|p| faultmatrix::discover::Found {
+        .map(|p| faultmatrix::engine::discover::Found {
             display: p.display().to_string(),
             path: p,
         })
@@ -192,9 +192,9 @@ fn example_matrices_pass() {
     let mut ran = 0;
     for r in &out.results {
         match &r.verdict {
-            faultmatrix::report::Verdict::Failed(m) => panic!("{} failed:\n{m}", r.id),
-            faultmatrix::report::Verdict::Passed => ran += 1,
-            faultmatrix::report::Verdict::Ignored(_) => {}
+            faultmatrix::reports::text::Verdict::Failed(m) => panic!("{} failed:\n{m}", r.id),
+            faultmatrix::reports::text::Verdict::Passed => ran += 1,
+            faultmatrix::reports::text::Verdict::Ignored(_) => {}
         }
     }
     assert_eq!(out.load_errors, 0);

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use faultmatrix::discover::Found;
-use faultmatrix::registry::cache;
-use faultmatrix::registry::guardrails::{Coverage, Guardrail};
-use faultmatrix::registry::suite::{run_generated, Suite};
-use faultmatrix::registry::Registry;
+use faultmatrix::engine::discover::Found;
+use faultmatrix::engine::guardrails::{Coverage, Guardrail};
+use faultmatrix::engine::suite::{run_generated, Suite};
+use faultmatrix::load::cache;
+use faultmatrix::model::registry::Registry;
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
@@ -307,7 +307,7 @@ fn rows_of_matrices_count_as_coverage() {
         display: "m.yaml".into(),
     };
     let coverage =
-        faultmatrix::registry::suite::coverage_of(&[found], &faultmatrix::Systems::new(), 1);
+        faultmatrix::engine::suite::coverage_of(&[found], &faultmatrix::Systems::new(), 1);
     assert_eq!(Guardrail::Injected.check(&r, &coverage), Ok(()));
     // Still no fixture: that guardrail keeps failing.
     assert!(guardrail(&r, Guardrail::HasFixture).is_err());
@@ -335,12 +335,12 @@ fn the_shipped_registry_passes_its_generated_tests_and_guardrails() {
         );
     }
     assert!(n >= r.codes.len());
-    let all = faultmatrix::discover::find(
+    let all = faultmatrix::engine::discover::find(
         &root,
-        &faultmatrix::discover::globset(&["**/*.yaml".into()]).unwrap(),
+        &faultmatrix::engine::discover::globset(&["**/*.yaml".into()]).unwrap(),
     )
     .unwrap();
-    let coverage = faultmatrix::registry::suite::coverage_of(&all, &faultmatrix::Systems::new(), 2);
+    let coverage = faultmatrix::engine::suite::coverage_of(&all, &faultmatrix::Systems::new(), 2);
     for g in Guardrail::ALL {
         assert_eq!(g.check(&r, &coverage), Ok(()), "{}", g.name());
     }
@@ -357,7 +357,7 @@ fn the_harness_makes_trials_and_exact_selection_of_coverage_loads_the_matrices()
         "title: t\nregistry: codes.yaml\nrows:\n  - name: r\n    inject: { A: [{ status: 451 }] }\n    expect: { stop: terminal }\n",
     );
     let h = faultmatrix::harness::Harness::new(dir.path());
-    let shown = faultmatrix::discover::display_name(&dir.path().join("codes.yaml"));
+    let shown = faultmatrix::engine::discover::display_name(&dir.path().join("codes.yaml"));
     let id = format!("{shown}::guardrail::every code is injected by a row or a generated test");
     let all = h.trials(&libtest_mimic::Arguments::default()).unwrap();
     let names: Vec<&str> = all.iter().map(|t| t.name()).collect();
@@ -574,7 +574,7 @@ fn a_registry_that_does_not_load_is_one_failing_trial_named_after_it() {
     );
     let h = faultmatrix::harness::Harness::new(dir.path());
     let trials = h.trials(&libtest_mimic::Arguments::default()).unwrap();
-    let shown = faultmatrix::discover::display_name(&dir.path().join("codes.yaml"));
+    let shown = faultmatrix::engine::discover::display_name(&dir.path().join("codes.yaml"));
     let names: Vec<&str> = trials.iter().map(|t| t.name()).collect();
     assert_eq!(names, [shown.as_str()]);
 }

@@ -10,19 +10,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use faultmatrix::compare::check;
-use faultmatrix::load::load_text;
-use faultmatrix::model::SseItem;
-use faultmatrix::policy::{Controller, Invocation, Jitter, Policy};
-use faultmatrix::registry::Registry;
-use faultmatrix::run::run_row;
-use faultmatrix::system::{
+use faultmatrix::base::yaml::Value;
+use faultmatrix::contracts::system::{
     AttemptNote, Built, EscalationSink, Factory, RowContext, System, SystemResult, Systems,
 };
-use faultmatrix::transport::{
+use faultmatrix::contracts::transport::{
     Body, BoxFuture, EventStream, Request, Response, Transport, TransportError,
 };
-use faultmatrix::yaml::Value;
+use faultmatrix::exec::run::run_row;
+use faultmatrix::load::load_text;
+use faultmatrix::model::registry::Registry;
+use faultmatrix::model::SseItem;
+use faultmatrix::policy::{Controller, Invocation, Jitter, Policy};
+use faultmatrix::verdict::compare::check;
 
 /// The one mistake a broken system makes.
 #[derive(Clone, Copy)]

@@ -7,11 +7,11 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use faultmatrix::contracts::system::{Built, Success, System, Systems};
+use faultmatrix::contracts::transport::{BoxFuture, Request};
 use faultmatrix::harness::Harness;
 use faultmatrix::load::load_text;
 use faultmatrix::model::Matrix;
-use faultmatrix::system::{Built, Success, System, Systems};
-use faultmatrix::transport::{BoxFuture, Request};
 
 /// Loads `yaml` as `t.yaml` and returns every row's verdict message.
 fn verdicts_with(yaml: &str, systems: &Systems) -> Vec<Result<(), String>> {
@@ -24,8 +24,8 @@ fn rows(m: &Matrix) -> Vec<Result<(), String>> {
     m.rows
         .iter()
         .map(|r| {
-            let obs = faultmatrix::run::run_row(m, r);
-            faultmatrix::compare::check(m, r, &obs)
+            let obs = faultmatrix::exec::run::run_row(m, r);
+            faultmatrix::verdict::compare::check(m, r, &obs)
         })
         .collect()
 }
@@ -161,8 +161,8 @@ struct Looping;
 impl System for Looping {
     fn run(
         &self,
-        ctx: faultmatrix::system::RowContext,
-    ) -> BoxFuture<'_, faultmatrix::system::SystemResult> {
+        ctx: faultmatrix::contracts::system::RowContext,
+    ) -> BoxFuture<'_, faultmatrix::contracts::system::SystemResult> {
         Box::pin(async move {
             loop {
                 let _ = ctx
@@ -183,8 +183,8 @@ struct Hanging;
 impl System for Hanging {
     fn run(
         &self,
-        ctx: faultmatrix::system::RowContext,
-    ) -> BoxFuture<'_, faultmatrix::system::SystemResult> {
+        ctx: faultmatrix::contracts::system::RowContext,
+    ) -> BoxFuture<'_, faultmatrix::contracts::system::SystemResult> {
         Box::pin(async move {
             let _ = ctx
                 .transport
@@ -203,8 +203,8 @@ struct CallsAfterReturn;
 impl System for CallsAfterReturn {
     fn run(
         &self,
-        ctx: faultmatrix::system::RowContext,
-    ) -> BoxFuture<'_, faultmatrix::system::SystemResult> {
+        ctx: faultmatrix::contracts::system::RowContext,
+    ) -> BoxFuture<'_, faultmatrix::contracts::system::SystemResult> {
         Box::pin(async move {
             let t = ctx.transport.clone();
             let _ = t
@@ -229,7 +229,7 @@ impl System for CallsAfterReturn {
 
 fn custom_systems() -> Systems {
     let mut s = Systems::new();
-    let plain = |sys: Arc<dyn System>| -> faultmatrix::system::Factory {
+    let plain = |sys: Arc<dyn System>| -> faultmatrix::contracts::system::Factory {
         Arc::new(move |_, _| {
             Ok(Built {
                 system: sys.clone(),
@@ -371,13 +371,13 @@ fn runs_are_deterministic() {
     )
     .replace("cap: 30s }", "cap: 30s, jitter: full }");
     let m = load_text("t.yaml", &yaml, None, &Systems::new()).unwrap();
-    let first: Vec<String> = faultmatrix::run::run_row(&m, &m.rows[0])
+    let first: Vec<String> = faultmatrix::exec::run::run_row(&m, &m.rows[0])
         .lines
         .iter()
         .map(|l| l.render(None))
         .collect();
     for _ in 0..20 {
-        let again: Vec<String> = faultmatrix::run::run_row(&m, &m.rows[0])
+        let again: Vec<String> = faultmatrix::exec::run::run_row(&m, &m.rows[0])
             .lines
             .iter()
             .map(|l| l.render(None))
@@ -545,8 +545,8 @@ fn the_readme_failure_example_is_real_output() {
         .iter()
         .find(|r| r.name == "503 twice on A then B succeeds")
         .unwrap();
-    let obs = faultmatrix::run::run_row(&m, row);
-    let msg = faultmatrix::compare::check(&m, row, &obs).unwrap_err();
+    let obs = faultmatrix::exec::run::run_row(&m, row);
+    let msg = faultmatrix::verdict::compare::check(&m, row, &obs).unwrap_err();
     assert_eq!(msg, block);
 }
 
@@ -570,10 +570,10 @@ fn passing_rows_do_not_parse_the_file_twice() {
         "loading a valid file needs no positions"
     );
     let row = &m.rows[0];
-    assert_eq!(faultmatrix::run::run_and_check(&m, row), Ok(()));
+    assert_eq!(faultmatrix::exec::run::run_and_check(&m, row), Ok(()));
     assert!(!m.positions_indexed(), "a passing row needs no positions");
     let bad = yaml.replace("B1 200 return", "B1 200 fail");
     let m = load_text("t.yaml", &bad, None, &Systems::new()).unwrap();
-    assert!(faultmatrix::run::run_and_check(&m, &m.rows[0]).is_err());
+    assert!(faultmatrix::exec::run::run_and_check(&m, &m.rows[0]).is_err());
     assert!(m.positions_indexed(), "a failure points at its line");
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use faultmatrix::schema::{render, Kind};
+use faultmatrix::load::schema::{render, Kind};
 
 fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {
@@ -71,7 +71,7 @@ fn every_shipped_file_validates_and_names_its_schema() {
     let mut problems = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
-        let is_registry = faultmatrix::discover::is_registry(&text);
+        let is_registry = faultmatrix::engine::discover::is_registry(&text);
         let (v, schema_file) = if is_registry {
             (&registry, "registry.schema.json")
         } else {

@@ -12,10 +12,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use faultmatrix::contracts::system::Systems;
+use faultmatrix::exec::tape::upstream::{Reply, Upstream};
+use faultmatrix::exec::tape::{self, Mode, RecordOptions, Tape};
 use faultmatrix::model::Matrix;
-use faultmatrix::system::Systems;
-use faultmatrix::tape::upstream::{Reply, Upstream};
-use faultmatrix::tape::{self, Mode, RecordOptions, Tape};
 
 /// The credential the recorder sends (no known prefix: only the literal
 /// secret scrub can catch it).

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use faultmatrix::discover::{self, Found, Loaded};
+use faultmatrix::engine::discover::{self, Found, Loaded};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 fn root() -> PathBuf {
@@ -99,8 +99,8 @@ fn wrong_client_trials() -> Vec<Trial> {
             Trial::test(format!("wrong-client::{file}"), move || {
                 let m = load(file);
                 let row = &m.rows[0];
-                let obs = faultmatrix::run::run_row(&m, row);
-                match faultmatrix::compare::check(&m, row, &obs) {
+                let obs = faultmatrix::exec::run::run_row(&m, row);
+                match faultmatrix::verdict::compare::check(&m, row, &obs) {
                     Ok(()) => Err(Failed::from(format!("{file}: the wrong client passed"))),
                     Err(msg) => {
                         for w in wants {
@@ -120,7 +120,7 @@ fn wrong_client_trials() -> Vec<Trial> {
 
 fn seed_over_http_trials() -> Vec<Trial> {
     let mut m = load("matrices/seed-fallback.yaml");
-    faultmatrix::wire::cli::over_http(&mut m, env!("CARGO_BIN_EXE_faultmatrix"));
+    faultmatrix::cli::wire::over_http(&mut m, env!("CARGO_BIN_EXE_faultmatrix"));
     assert!(
         m.command.is_some(),
         "the seed matrix runs the reference system"
@@ -131,8 +131,8 @@ fn seed_over_http_trials() -> Vec<Trial> {
             let m = m.clone();
             Trial::test(format!("over-http::{}", m.row_id(&m.rows[i])), move || {
                 let row = &m.rows[i];
-                let obs = faultmatrix::run::run_row(&m, row);
-                faultmatrix::compare::check(&m, row, &obs).map_err(Failed::from)
+                let obs = faultmatrix::exec::run::run_row(&m, row);
+                faultmatrix::verdict::compare::check(&m, row, &obs).map_err(Failed::from)
             })
         })
         .collect()

@@ -6,13 +6,13 @@
 
 use std::time::{Duration, Instant};
 
+use faultmatrix::contracts::transport::{Body, Request, Transport, TransportError};
+use faultmatrix::exec::scripted::Outcome;
+use faultmatrix::exec::wire::client::HttpTransport;
+use faultmatrix::exec::wire::FixtureServer;
 use faultmatrix::model::{
     Answer, Entry, Repeat, RouteScript, ScriptedResponse, SseItem, StreamSpec,
 };
-use faultmatrix::script::Outcome;
-use faultmatrix::transport::{Body, Request, Transport, TransportError};
-use faultmatrix::wire::client::HttpTransport;
-use faultmatrix::wire::FixtureServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -292,10 +292,10 @@ fn a_hung_command_is_killed_at_its_budget() {
     )
     .unwrap();
     let started = Instant::now();
-    let obs = faultmatrix::run::run_row(&m, &m.rows[0]);
+    let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
     let took = started.elapsed();
     assert!(took < Duration::from_secs(4), "took {took:?}");
-    let msg = faultmatrix::compare::check(&m, &m.rows[0], &obs).unwrap_err();
+    let msg = faultmatrix::verdict::compare::check(&m, &m.rows[0], &obs).unwrap_err();
     assert!(
         msg.contains("the command was still running after 1s (the row's budget) and was killed"),
         "{msg}"
@@ -312,8 +312,8 @@ fn a_command_that_cannot_start_fails_clearly() {
         "title: t\nsystem: { command: [/nonexistent/client] }\nrows:\n  - name: r\n    inject: { A: [200] }\n    expect: { stop: success }\n",
     )
     .unwrap();
-    let obs = faultmatrix::run::run_row(&m, &m.rows[0]);
-    let msg = faultmatrix::compare::check(&m, &m.rows[0], &obs).unwrap_err();
+    let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
+    let msg = faultmatrix::verdict::compare::check(&m, &m.rows[0], &obs).unwrap_err();
     assert!(
         msg.contains("cannot start the command `/nonexistent/client`"),
         "{msg}"
@@ -339,8 +339,8 @@ fn a_shell_client_with_curl_less_http_passes() {
         "      requests: { A1: { method: POST, path: /go, headers: { x-request-id: $present } } }\n",
     ))
     .unwrap();
-    let obs = faultmatrix::run::run_row(&m, &m.rows[0]);
-    faultmatrix::compare::check(&m, &m.rows[0], &obs).unwrap();
+    let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
+    faultmatrix::verdict::compare::check(&m, &m.rows[0], &obs).unwrap();
     assert_eq!(
         obs.calls[0].request.request_id.as_deref(),
         Some(obs.request_id.as_str())
@@ -394,8 +394,8 @@ fn truncated_and_request_assertions_hold_in_process_too() {
     let text = "title: t\npolicy: { routes: [{ name: A, attempts: 3 }] }\nrows:\n  - name: r\n    request: { idempotency_key: true, create: true }\n    inject: { A: [truncated, 200] }\n    expect:\n      trace: |\n        A1 malformed MALFORMED_RESPONSE retry wait=1s\n        A2 200 return\n      requests:\n        \"*\": { headers: { idempotency-key: $same, x-retry-count: $retries } }\n        A2: { headers: { x-retry-count: \"0\" } }\n";
     let m = load(text).unwrap();
     assert!(m.command.is_none());
-    let obs = faultmatrix::run::run_row(&m, &m.rows[0]);
-    let msg = faultmatrix::compare::check(&m, &m.rows[0], &obs).unwrap_err();
+    let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
+    let msg = faultmatrix::verdict::compare::check(&m, &m.rows[0], &obs).unwrap_err();
     // Only the deliberately wrong assertion fails, naming the call.
     assert_eq!(
         msg,
@@ -412,7 +412,7 @@ fn a_hung_command_is_killed_with_its_children() {
         pidfile.display()
     );
     let m = load(&text).unwrap();
-    let obs = faultmatrix::run::run_row(&m, &m.rows[0]);
+    let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
     assert!(obs
         .failures
         .iter()
@@ -445,8 +445,8 @@ fn a_call_to_a_declared_but_unscripted_route_is_observed() {
         "    expect: { stop: success }\n",
     ))
     .unwrap();
-    let obs = faultmatrix::run::run_row(&m, &m.rows[0]);
-    let msg = faultmatrix::compare::check(&m, &m.rows[0], &obs).unwrap_err();
+    let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
+    let msg = faultmatrix::verdict::compare::check(&m, &m.rows[0], &obs).unwrap_err();
     assert!(
         msg.contains("route B: call 1 but 0 answers were scripted"),
         "{msg}"
@@ -459,7 +459,7 @@ fn a_call_to_a_declared_but_unscripted_route_is_observed() {
 
 #[tokio::test]
 async fn creates_count_records_and_replay_the_committed_answer() {
-    use faultmatrix::wire::server::ServerOptions;
+    use faultmatrix::exec::wire::server::ServerOptions;
     let mut committed = entry(Answer::Timeout);
     committed.committed = true;
     let entries = vec![committed, status(500, "{}"), status(201, r#"{"id":"x"}"#)];
@@ -523,10 +523,10 @@ fn a_tape_row_is_refused_over_the_wire() {
     let mut m =
         faultmatrix::load::load_file(path, "matrices/tapes.yaml", &faultmatrix::Systems::new())
             .unwrap();
-    faultmatrix::wire::cli::over_http(&mut m, env!("CARGO_BIN_EXE_faultmatrix"));
+    faultmatrix::cli::wire::over_http(&mut m, env!("CARGO_BIN_EXE_faultmatrix"));
     let row = &m.rows[0];
     assert!(row.tape.is_some());
-    let obs = faultmatrix::run::run_row(&m, row);
+    let obs = faultmatrix::exec::run::run_row(&m, row);
     assert_eq!(
         obs.failures,
         vec![
@@ -537,7 +537,7 @@ fn a_tape_row_is_refused_over_the_wire() {
 
 #[test]
 fn wire_matrices_validate_against_the_shipped_schema() {
-    use faultmatrix::schema::{render, Kind};
+    use faultmatrix::load::schema::{render, Kind};
     let schema: serde_json::Value = serde_json::from_str(&render(Kind::Matrix)).unwrap();
     let v = jsonschema::validator_for(&schema).unwrap();
     let mut files = Vec::new();

@@ -9,12 +9,12 @@
 //!
 //! A registry file found among the matrices (`codes:` and no `rows:`) gives
 //! its generated tests and guardrails as trials
-//! ([`crate::registry::suite`]).
+//! ([`crate::engine::suite`]).
 //!
 //! Rows can also be selected by tag and file glob, which libtest's own
 //! arguments cannot say: a filter `tag:NAME` (or `FAULTMATRIX_TAGS=a,b`)
 //! keeps rows carrying one of the tags, `FAULTMATRIX_FILES=glob` replaces
-//! the file patterns (see [`crate::select`]).
+//! the file patterns (see [`crate::engine::select`]).
 //!
 //! ```no_run
 //! // runner-tests/matrices.rs, a `harness = false` test target:
@@ -26,8 +26,8 @@ use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
-use crate::discover::{self, Found, Loaded};
-use crate::system::{Factory, Systems};
+use crate::contracts::system::{Factory, Systems};
+use crate::engine::discover::{self, Found, Loaded};
 
 /// Builds trials from matrix files and runs them.
 pub struct Harness {
@@ -78,7 +78,7 @@ impl Harness {
         let loaded = discover::load_all(&files, &self.systems, threads);
         let mut trials = Vec::new();
         let mut registries = Vec::new();
-        let mut coverage = crate::registry::guardrails::Coverage::new();
+        let mut coverage = crate::engine::guardrails::Coverage::new();
         for (found, l) in files.iter().zip(loaded) {
             match l {
                 Loaded::Registry => registries.push(found.clone()),
@@ -93,7 +93,7 @@ impl Harness {
                     let m = Arc::new(m);
                     for i in 0..m.rows.len() {
                         let row = &m.rows[i];
-                        if !crate::select::has_tag(&self.tags, &row.tags) {
+                        if !crate::engine::select::has_tag(&self.tags, &row.tags) {
                             continue;
                         }
                         let name = m.row_id(row);
@@ -108,14 +108,14 @@ impl Harness {
         }
         if !registries.is_empty() && self.tags.is_empty() {
             if let (true, Some(name)) = (args.exact, args.filter.as_deref()) {
-                if crate::registry::suite::needs_all_matrices(name) {
+                if crate::engine::suite::needs_all_matrices(name) {
                     let all = discover::find(&self.root, &set)
                         .map_err(|e| format!("cannot read {}: {e}", self.root.display()))?;
-                    coverage = crate::registry::suite::coverage_of(&all, &self.systems, threads);
+                    coverage = crate::engine::suite::coverage_of(&all, &self.systems, threads);
                 }
             }
             for found in &registries {
-                trials.extend(crate::registry::suite::trials(found, &coverage));
+                trials.extend(crate::engine::suite::trials(found, &coverage));
             }
         }
         Ok(trials)
@@ -141,10 +141,10 @@ impl Harness {
 
     /// Parses the process arguments, runs, and exits.
     pub fn run(self) -> ! {
-        crate::snapshot::init_process_env(false);
+        crate::verdict::snapshot::init_process_env(false);
         let mut args = Arguments::from_args();
         let mut this = self;
-        crate::select::from_env(&mut args, &mut this.tags, &mut this.globs);
+        crate::engine::select::from_env(&mut args, &mut this.tags, &mut this.globs);
         let this = this;
         let trials = match this.trials(&args) {
             Ok(t) => t,
@@ -166,5 +166,5 @@ impl Harness {
 }
 
 fn run_trial(m: &crate::model::Matrix, i: usize) -> Result<(), Failed> {
-    crate::run::run_and_check(m, &m.rows[i]).map_err(Failed::from)
+    crate::exec::run::run_and_check(m, &m.rows[i]).map_err(Failed::from)
 }

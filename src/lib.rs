@@ -24,31 +24,16 @@
 //! | over HTTP: fixture server, command systems, tolerances | [`wire`] |
 #![warn(missing_docs)]
 
-pub mod check;
+pub mod base;
 pub mod cli;
-pub mod commands;
-pub mod compare;
-pub mod diag;
-pub mod discover;
-pub mod duration;
+pub mod contracts;
+pub mod engine;
+pub mod exec;
 pub mod harness;
 pub mod load;
 pub mod model;
-pub mod policy;
-pub mod registry;
-pub mod report;
 pub mod reports;
-pub mod run;
-pub mod schema;
-pub mod script;
-pub mod select;
-pub mod snapshot;
-pub mod sse;
-pub mod system;
-pub mod tape;
-pub mod trace;
-pub mod transport;
-pub mod wire;
-pub mod yaml;
+pub mod verdict;
 
-pub use system::{System, Systems};
+pub use contracts::system::{System, Systems};
+pub use load::policy;

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::yaml::Value;
+use crate::base::yaml::Value;
 
 pub use faultmatrix_controller::duration::Dur;
 
@@ -15,11 +15,11 @@ pub struct RawMatrix {
     pub title: String,
     /// The system under test (default `reference`, the built-in controller).
     #[serde(default)]
-    #[schemars(with = "Option<crate::wire::command::SystemSchema>")]
+    #[schemars(with = "Option<crate::exec::wire::command::SystemSchema>")]
     pub system: Option<Value>,
     /// Configuration handed to the system.
     #[serde(default)]
-    #[schemars(with = "Option<crate::schema::PolicySchema>")]
+    #[schemars(with = "Option<crate::load::schema::PolicySchema>")]
     pub policy: Option<Value>,
     /// A reason-code registry, relative to this file (default: the built-in registry).
     #[serde(default)]
@@ -27,9 +27,9 @@ pub struct RawMatrix {
     /// Settings applied to every row before its own.
     #[serde(default)]
     pub defaults: Option<RawSettings>,
-    /// Tape settings (upstreams for recording, scrub rules): `crate::tape::config`.
+    /// Tape settings (upstreams for recording, scrub rules): see docs/tapes.md.
     #[serde(default)]
-    #[schemars(with = "Option<crate::schema::TapesSchema>")]
+    #[schemars(with = "Option<crate::load::schema::TapesSchema>")]
     pub tapes: Option<Value>,
     /// The rows.
     #[schemars(with = "Vec<RawRow>")]
@@ -63,7 +63,7 @@ pub struct RawSettings {
     pub max_calls: Option<u32>,
     /// Real-time tolerance (over the wire).
     #[serde(default)]
-    pub tolerance: Option<crate::wire::tolerance::RawTolerance>,
+    pub tolerance: Option<crate::exec::wire::tolerance::RawTolerance>,
 }
 
 /// A row.
@@ -80,7 +80,9 @@ pub struct RawRow {
     pub tags: Vec<String>,
     /// What each route answers, in order: `A: [503, 503]`, `B: [200]`.
     #[serde(default)]
-    #[schemars(with = "Option<std::collections::BTreeMap<String, crate::schema::ScriptSchema>>")]
+    #[schemars(
+        with = "Option<std::collections::BTreeMap<String, crate::load::schema::ScriptSchema>>"
+    )]
     pub inject: Option<serde_yaml::Mapping>,
     /// Overrides the system's deadline.
     #[serde(default)]
@@ -105,7 +107,7 @@ pub struct RawRow {
     pub max_calls: Option<u32>,
     /// Real-time tolerance (over the wire).
     #[serde(default)]
-    pub tolerance: Option<crate::wire::tolerance::RawTolerance>,
+    pub tolerance: Option<crate::exec::wire::tolerance::RawTolerance>,
     /// What must be observed: `trace` (or `snapshot: true`), `stop`, ...
     pub expect: RawExpect,
     /// A tape to replay instead of `inject` (relative to the matrix file).
@@ -113,7 +115,7 @@ pub struct RawRow {
     pub tape: Option<String>,
     /// The shape a recording of the tape must have.
     #[serde(default)]
-    #[schemars(with = "Option<crate::schema::RecordSchema>")]
+    #[schemars(with = "Option<crate::load::schema::RecordSchema>")]
     pub record: Option<Value>,
 }
 
@@ -148,7 +150,7 @@ pub struct RawRequest {
 pub struct RawExpect {
     /// One line per call: `A1 503 UPSTREAM_UNAVAILABLE retry wait=1s`.
     #[serde(default)]
-    #[schemars(with = "Option<crate::schema::TraceSchema>")]
+    #[schemars(with = "Option<crate::load::schema::TraceSchema>")]
     pub trace: Option<Value>,
     /// Why the run ended: success, terminal, exhausted, deadline, partial-output, ...
     #[serde(default)]
@@ -176,7 +178,7 @@ pub struct RawExpect {
     pub snapshot: Option<bool>,
     /// Request assertions, by call label.
     #[serde(default)]
-    #[schemars(with = "Option<crate::wire::assertions::RequestsSchema>")]
+    #[schemars(with = "Option<crate::exec::wire::assertions::RequestsSchema>")]
     pub requests: Option<Value>,
 }
 
@@ -221,7 +223,9 @@ pub struct RawEntry {
     pub code: Option<String>,
     /// Response headers.
     #[serde(default)]
-    #[schemars(with = "Option<std::collections::BTreeMap<String, crate::schema::ScalarSchema>>")]
+    #[schemars(
+        with = "Option<std::collections::BTreeMap<String, crate::load::schema::ScalarSchema>>"
+    )]
     pub headers: Option<serde_yaml::Mapping>,
     /// Response body (JSON as YAML, or a string).
     #[serde(default)]
@@ -241,7 +245,7 @@ pub struct RawEntry {
     pub stream: Option<RawStream>,
     /// `N` or `forever`.
     #[serde(default)]
-    #[schemars(with = "Option<crate::schema::RepeatSchema>")]
+    #[schemars(with = "Option<crate::load::schema::RepeatSchema>")]
     pub repeat: Option<Value>,
     /// Registry fixtures only: attempts that fail before the code recovers.
     #[serde(default)]

@@ -5,7 +5,7 @@
 
 use serde::de::DeserializeOwned;
 
-use crate::yaml::{self, Seg, Value, YamlError};
+use crate::base::yaml::{self, Seg, Value, YamlError};
 
 /// Most shape errors collected from one node.
 const MAX_ERRORS: usize = 32;

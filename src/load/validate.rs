@@ -7,15 +7,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::raw::{RawEntry, RawExpect, RawMatrix, RawRequest, RawRow, RawSettings};
-use crate::diag::{did_you_mean, Diagnostic, FileErrors};
-use crate::duration::DurationSpec;
+use crate::base::diag::{did_you_mean, Diagnostic, FileErrors};
+use crate::base::duration::DurationSpec;
+use crate::base::yaml::{self, Pos, Positions, Seg, Value, YamlError};
+use crate::contracts::system::Systems;
+use crate::model::registry::{Code, CodeDef, Codes, Fixture, Registry, StatusMatch};
 use crate::model::{
     Answer, Entry, Expect, ExpectedError, ExpectedEscalation, JitterInput, Matrix, Repeat,
     RouteScript, Row, ScriptedResponse, Settings, SseItem, StreamSpec, STOP_REASONS,
 };
-use crate::registry::{Code, CodeDef, Codes, Fixture, Registry, StatusMatch};
-use crate::system::Systems;
-use crate::yaml::{self, Pos, Positions, Seg, Value, YamlError};
 
 /// Collects diagnostics for one file; indexes positions only when needed.
 struct Ctx<'a> {
@@ -289,7 +289,7 @@ fn load_inner(
         None => Registry::builtin(),
         Some(rel) => {
             let path = dir.map_or_else(|| Path::new(rel).to_path_buf(), |d| d.join(rel));
-            match crate::registry::cache::load(&path) {
+            match crate::load::cache::load(&path) {
                 Ok(r) => r,
                 Err(e) => {
                     registry_load_error(cx, &path, e);
@@ -304,7 +304,7 @@ fn load_inner(
     let system_name = match &raw.system {
         None => "reference".to_string(),
         Some(Value::String(s)) => s.clone(),
-        Some(v @ Value::Mapping(_)) => match crate::wire::command::parse_system(v, dir) {
+        Some(v @ Value::Mapping(_)) => match crate::exec::wire::command::parse_system(v, dir) {
             Ok(spec) => {
                 command = Some(Arc::new(spec));
                 "command".to_string()
@@ -326,9 +326,9 @@ fn load_inner(
     };
     let factory = match &command {
         Some(spec) => {
-            let built = crate::wire::command::built(spec);
-            let f: crate::system::Factory = Arc::new(move |_, _| {
-                Ok(crate::system::Built {
+            let built = crate::exec::wire::command::built(spec);
+            let f: crate::contracts::system::Factory = Arc::new(move |_, _| {
+                Ok(crate::contracts::system::Built {
                     system: built.system.clone(),
                     routes: built.routes.clone(),
                     body_paths: Vec::new(),
@@ -367,7 +367,7 @@ fn load_inner(
     }
 
     // Tape settings.
-    let tape_config = match crate::tape::config::parse_config(raw.tapes.as_ref()) {
+    let tape_config = match crate::load::tape::parse_config(raw.tapes.as_ref()) {
         Ok(c) => Arc::new(c),
         Err(errors) => {
             for e in errors {
@@ -436,7 +436,7 @@ fn load_inner(
     // Snapshot rows need distinct snapshot names.
     let mut snaps: HashMap<String, usize> = HashMap::new();
     for row in rows.iter().filter(|r| r.expect.snapshot) {
-        let name = crate::snapshot::name(cx.file, &row.name);
+        let name = crate::verdict::snapshot::name(cx.file, &row.name);
         let line = cx.pos(&row.path).line;
         if let Some(first) = snaps.insert(name.clone(), line) {
             cx.error(
@@ -466,8 +466,8 @@ fn load_inner(
 /// One diagnostic on the `registry:` key of a matrix whose registry does
 /// not load; the registry's own errors are reported for its file (by
 /// `faultmatrix check` or as a failing test named after it).
-fn registry_load_error(cx: &mut Ctx<'_>, path: &Path, e: crate::registry::cache::RegistryError) {
-    use crate::registry::cache::{self, RegistryError};
+fn registry_load_error(cx: &mut Ctx<'_>, path: &Path, e: crate::load::cache::RegistryError) {
+    use crate::load::cache::{self, RegistryError};
     let shown = cache::display(path);
     let pos = cx.pos(&[key("registry")]);
     match e {
@@ -497,7 +497,7 @@ fn registry_load_error(cx: &mut Ctx<'_>, path: &Path, e: crate::registry::cache:
     }
 }
 
-/// A row's `tape:` and `record:` keys (see `crate::tape::config`).
+/// A row's `tape:` and `record:` keys (see `crate::load::tape`).
 fn row_tape(
     cx: &mut Ctx<'_>,
     tape: Option<String>,
@@ -505,8 +505,8 @@ fn row_tape(
     has_inject: bool,
     path: &[Seg],
     dir: Option<&Path>,
-    config: &Arc<crate::tape::TapeConfig>,
-) -> Option<crate::tape::TapeRow> {
+    config: &Arc<crate::exec::tape::TapeConfig>,
+) -> Option<crate::exec::tape::TapeRow> {
     let Some(tape) = tape else {
         if record.is_some() {
             let pos = cx.key_pos(&child(path, key("record")));
@@ -529,7 +529,7 @@ fn row_tape(
         );
         return None;
     }
-    match crate::tape::config::parse_row(&tape, record.as_ref(), path, dir, config) {
+    match crate::load::tape::parse_row(&tape, record.as_ref(), path, dir, config) {
         Ok(t) => Some(t),
         Err(errors) => {
             for e in errors {
@@ -566,7 +566,7 @@ struct Overrides<'r> {
     horizon: Option<Duration>,
     budget: Option<Duration>,
     max_calls: Option<u32>,
-    tolerance: Option<&'r crate::wire::tolerance::RawTolerance>,
+    tolerance: Option<&'r crate::exec::wire::tolerance::RawTolerance>,
 }
 
 fn apply(cx: &mut Ctx<'_>, s: &mut Settings, path: &[Seg], o: Overrides<'_>) {
@@ -604,7 +604,7 @@ fn apply(cx: &mut Ctx<'_>, s: &mut Settings, path: &[Seg], o: Overrides<'_>) {
         q.size = r.size.unwrap_or(q.size);
         if let Some(routing) = &r.routing {
             match yaml::to_json(routing) {
-                Ok(j) => q.routing = Some(crate::tape::replay::canonical(&j)),
+                Ok(j) => q.routing = Some(crate::exec::tape::replay::canonical(&j)),
                 Err(e) => cx.error(
                     &child(&child(path, key("request")), key("routing")),
                     format!("`routing` is not JSON-like: {e}"),
@@ -1142,7 +1142,7 @@ fn validate_expect(
         };
         let mut lines = Vec::new();
         for (i, text) in texts.iter().enumerate() {
-            match crate::trace::parse_line(text, routes) {
+            match crate::exec::trace::parse_line(text, routes) {
                 Ok(l) => {
                     if let Some(code) = &l.code {
                         if registry.get(code).is_none() && !is_http_code(code) {
@@ -1150,7 +1150,8 @@ fn validate_expect(
                                 let source = cx.source;
                                 trace_item_pos(cx.positions(), source, &trace_path, i)
                             };
-                            let pos = crate::diag::token_pos(cx.source, pos, &format!("`{code}`"));
+                            let pos =
+                                crate::base::diag::token_pos(cx.source, pos, &format!("`{code}`"));
                             cx.error_at(
                                 pos,
                                 format!(
@@ -1172,8 +1173,8 @@ fn validate_expect(
                         let source = cx.source;
                         trace_item_pos(cx.positions(), source, &trace_path, i)
                     };
-                    let (msg, help) = crate::diag::split_hint(&msg);
-                    let pos = crate::diag::token_pos(cx.source, pos, &msg);
+                    let (msg, help) = crate::base::diag::split_hint(&msg);
+                    let pos = crate::base::diag::token_pos(cx.source, pos, &msg);
                     cx.error_at(pos, format!("bad trace line: {msg}"), None, help);
                 }
             }
@@ -1271,7 +1272,7 @@ fn validate_expect(
     }
     if let Some(r) = &raw.requests {
         asserted = true;
-        match crate::wire::assertions::parse(r, &child(&path, key("requests"))) {
+        match crate::exec::wire::assertions::parse(r, &child(&path, key("requests"))) {
             Ok(a) => expect.requests = a,
             Err(errors) => {
                 for (p, m) in errors {
@@ -1357,7 +1358,7 @@ pub(crate) struct RawCode {
 pub(crate) struct RawMatch {
     /// Exact statuses, or classes such as 5xx.
     #[serde(default)]
-    #[schemars(with = "Vec<crate::schema::StatusMatchSchema>")]
+    #[schemars(with = "Vec<crate::load::schema::StatusMatchSchema>")]
     status: Vec<Value>,
     /// Error-body values (`error.code`, `error.type`) that mean this code.
     #[serde(default)]
@@ -1373,7 +1374,7 @@ pub(crate) struct RawMatch {
 /// terminal code configured to recover) fail the load. Omissions that the
 /// guardrails report by name (a code without `retryable`, `max_attempts`,
 /// `escalate_to` or a fixture; a fixture naming no code) do not: the
-/// registry loads and [`crate::registry::guardrails`] lists them.
+/// registry loads and [`crate::engine::guardrails`] lists them.
 pub fn registry_from_text(display: &str, text: &str) -> Result<Registry, FileErrors> {
     let mut cx = Ctx::new(display, text);
     let reg = registry_inner(&mut cx, text, display);
@@ -1607,7 +1608,7 @@ fn fixtures_section(
     codes: &mut [Code],
     recovers_at: &mut [Option<Pos>],
     empty: &Registry,
-) -> Vec<crate::registry::StrayFixture> {
+) -> Vec<crate::model::registry::StrayFixture> {
     let mut stray_fixtures = Vec::new();
     for (k, v) in fixtures {
         let Some(name) = k.as_str() else {
@@ -1623,7 +1624,7 @@ fn fixtures_section(
         };
         f.inline = false;
         match codes.iter().position(|c| c.name == name) {
-            None => stray_fixtures.push(crate::registry::StrayFixture {
+            None => stray_fixtures.push(crate::model::registry::StrayFixture {
                 name: name.to_string(),
                 line: f.line,
             }),

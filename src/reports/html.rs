@@ -113,7 +113,7 @@ pub fn timeline(run: &ObservedRun) -> String {
             c.outcome,
             c.code.as_deref().unwrap_or(""),
             c.decision,
-            crate::duration::format(c.start)
+            crate::base::duration::format(c.start)
         );
         let _ = write!(
             s,
@@ -134,7 +134,7 @@ pub fn timeline(run: &ObservedRun) -> String {
                     "<line class=\"wait\" x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{y1}\" y2=\"{y2}\"><title>wait {}</title></line>",
                     x0 + w,
                     x(next.start),
-                    crate::duration::format(wait)
+                    crate::base::duration::format(wait)
                 );
             }
         }
@@ -145,7 +145,7 @@ pub fn timeline(run: &ObservedRun) -> String {
             let _ = write!(
                 s,
                 "<line class=\"deadline\" x1=\"{xd:.1}\" x2=\"{xd:.1}\" y1=\"0\" y2=\"{height}\"><title>deadline {}</title></line>",
-                crate::duration::format(d)
+                crate::base::duration::format(d)
             );
         } else {
             let _ = write!(
@@ -153,7 +153,7 @@ pub fn timeline(run: &ObservedRun) -> String {
                 "<text class=\"deadline-later\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#d33\">deadline {} →</text>",
                 left + width / 2.0,
                 height - 2.0,
-                crate::duration::format(d)
+                crate::base::duration::format(d)
             );
         }
     }
@@ -163,7 +163,7 @@ pub fn timeline(run: &ObservedRun) -> String {
         height - 2.0,
         left + width,
         height - 2.0,
-        crate::duration::format(Duration::from_millis(span.round() as u64))
+        crate::base::duration::format(Duration::from_millis(span.round() as u64))
     );
     s.push_str("</svg>");
     s

@@ -1,4 +1,4 @@
-//! Reports for people and CI beyond the plain text of [`crate::report`]:
+//! Reports for people and CI beyond the plain text of [`crate::reports::text`]:
 //! JUnit XML ([`junit`]), a Markdown summary for a pull-request comment
 //! ([`markdown`]), a self-contained HTML page with a timeline picture of
 //! every row's trace ([`html`]), GitHub Actions annotations ([`github`]),
@@ -12,7 +12,9 @@ pub mod github;
 pub mod html;
 pub mod junit;
 pub mod markdown;
+pub mod table;
 pub mod term;
+pub mod text;
 
 mod observed;
 
@@ -53,11 +55,11 @@ pub fn capturing() -> bool {
 }
 
 /// Keeps a row's observed run for [`take_observed`] (when capturing).
-/// Called by [`crate::compare::check`], which every runner goes through.
+/// Called by [`crate::verdict::compare::check`], which every runner goes through.
 pub fn stash_observed(
     matrix: &crate::model::Matrix,
     row: &crate::model::Row,
-    obs: &crate::run::Observation,
+    obs: &crate::exec::run::Observation,
 ) {
     if !capturing() {
         return;
@@ -84,5 +86,5 @@ pub fn take_observed(failed: bool) -> Option<Box<ObservedRun>> {
         .then(|| Box::new(run))
 }
 
-pub use crate::report::{RowResult, Summary, Verdict};
+pub use crate::reports::text::{RowResult, Summary, Verdict};
 pub use observed::{observed_run, policy_deadline, CallView, ObservedRun};

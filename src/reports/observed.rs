@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::model::{Matrix, Row};
 
-use crate::run::Observation;
+use crate::exec::run::Observation;
 
 /// One call, for pictures: where it sits on the virtual clock.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +54,7 @@ pub fn observed_run(
         .iter()
         .zip(&obs.calls)
         .map(|(l, c)| CallView {
-            label: crate::trace::call_label(&l.route, l.attempt),
+            label: crate::exec::trace::call_label(&l.route, l.attempt),
             route: l.route.clone(),
             outcome: l.outcome.clone(),
             code: l.code.clone(),
@@ -76,10 +76,10 @@ pub fn observed_run(
 /// The `policy.deadline` of a matrix file, read from its text (once per
 /// file: it parses the file).
 pub fn policy_deadline(matrix: &Matrix) -> Option<Duration> {
-    let v = crate::yaml::parse_value(&matrix.source).ok()?;
+    let v = crate::base::yaml::parse_value(&matrix.source).ok()?;
     let d = v.get("policy")?.get("deadline")?;
     match d {
-        crate::yaml::Value::String(s) => crate::duration::parse(s).ok(),
+        crate::base::yaml::Value::String(s) => crate::base::duration::parse(s).ok(),
         _ => None,
     }
 }

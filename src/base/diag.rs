@@ -1,0 +1,218 @@
+//! Compiler-style diagnostics for matrix and registry files.
+//!
+//! Every error points at a file, line and column, shows the source line with a
+//! caret, says what was expected and, for misspellings, what was probably
+//! meant:
+//!
+//! ```text
+//! error: unknown key `inejct` in a row
+//!   --> matrices/fallback.yaml:12:5
+//!    |
+//! 12 |     inejct:
+//!    |     ^ expected one of: name, inject, expect
+//!    = help: did you mean `inject`?
+//! ```
+
+use std::fmt;
+
+use crate::base::yaml::Pos;
+
+/// One error in one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The file, as the user named it.
+    pub file: String,
+    /// Where in the file.
+    pub pos: Pos,
+    /// The headline (lowercase, no trailing period).
+    pub message: String,
+    /// The label under the caret: what was expected.
+    pub label: Option<String>,
+    /// A hint such as "did you mean `inject`?".
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic with only a headline.
+    pub fn new(file: &str, pos: Pos, message: impl Into<String>) -> Self {
+        Self {
+            file: file.to_string(),
+            pos,
+            message: message.into(),
+            label: None,
+            help: None,
+        }
+    }
+
+    /// Sets the label under the caret.
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// Sets the help line.
+    pub fn help(mut self, help: Option<String>) -> Self {
+        self.help = help;
+        self
+    }
+
+    /// Renders with the source line and caret.
+    pub fn render(&self, source: Option<&str>) -> String {
+        let mut out = format!("error: {}\n", self.message);
+        let line_no = self.pos.line.to_string();
+        let pad = " ".repeat(line_no.len());
+        out.push_str(&format!(
+            "{pad}--> {}:{}:{}\n",
+            self.file, self.pos.line, self.pos.col
+        ));
+        let src_line = source.and_then(|s| s.lines().nth(self.pos.line.saturating_sub(1)));
+        if let Some(line) = src_line {
+            out.push_str(&format!("{pad} |\n{line_no} | {line}\n"));
+            let caret_pad = " ".repeat(self.pos.col.saturating_sub(1));
+            out.push_str(&format!("{pad} | {caret_pad}^"));
+            if let Some(label) = &self.label {
+                out.push(' ');
+                out.push_str(label);
+            }
+            out.push('\n');
+        } else if let Some(label) = &self.label {
+            out.push_str(&format!("{pad} = {label}\n"));
+        }
+        if let Some(help) = &self.help {
+            out.push_str(&format!("{pad} = help: {help}\n"));
+        }
+        out
+    }
+}
+
+/// All errors found in one file, with its text for rendering.
+#[derive(Debug, Clone)]
+pub struct FileErrors {
+    /// The file, as the user named it.
+    pub file: String,
+    /// The file's text, when it could be read.
+    pub source: Option<String>,
+    /// Every error, in file order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl fmt::Display for FileErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.diagnostics.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            f.write_str(&d.render(self.source.as_deref()))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for FileErrors {}
+
+/// Edit distance between two words, counting a swap of neighbours as one
+/// edit (optimal string alignment), for "did you mean".
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// The closest candidate, if it is close enough to be a likely typo.
+pub fn did_you_mean<'a, I>(word: &str, candidates: I) -> Option<String>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    let lower = word.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(&lower, &c.to_ascii_lowercase()), c))
+        .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| format!("did you mean `{c}`?"))
+}
+
+/// Splits a trailing ` (did you mean `x`?)` off a message into a help line.
+pub fn split_hint(message: &str) -> (String, Option<String>) {
+    match message.rfind(" (did you mean ") {
+        Some(i) if message.ends_with("?)") => (
+            message[..i].to_string(),
+            Some(message[i + 2..message.len() - 1].to_string()),
+        ),
+        _ => (message.to_string(), None),
+    }
+}
+
+/// Moves `pos` (the start of a line of source) to the first token of
+/// `message` written in backquotes, when that token appears on the line.
+pub fn token_pos(source: &str, pos: Pos, message: &str) -> Pos {
+    let Some(token) = message.split('`').nth(1).filter(|t| !t.is_empty()) else {
+        return pos;
+    };
+    let Some(line) = source.lines().nth(pos.line.saturating_sub(1)) else {
+        return pos;
+    };
+    let from = pos.col.saturating_sub(1).min(line.len());
+    let found = line[from..].match_indices(token).find(|(i, _)| {
+        let at = from + i;
+        let before = line[..at].chars().next_back();
+        let after = line[at + token.len()..].chars().next();
+        let edge = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        edge(before) && edge(after)
+    });
+    match found {
+        Some((i, _)) => Pos {
+            line: pos.line,
+            col: line[..from + i].chars().count() + 1,
+        },
+        None => pos,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_like_a_compiler() {
+        let d = Diagnostic::new("m.yaml", Pos { line: 2, col: 3 }, "unknown key `inejct`")
+            .label("expected one of: name, inject")
+            .help(did_you_mean("inejct", ["name", "inject"]));
+        assert_eq!(
+            d.render(Some("rows:\n  inejct: 1\n")),
+            "error: unknown key `inejct`\n --> m.yaml:2:3\n  |\n2 |   inejct: 1\n  |   ^ expected one of: name, inject\n  = help: did you mean `inject`?\n"
+        );
+    }
+
+    #[test]
+    fn suggests_only_close_words() {
+        assert_eq!(
+            did_you_mean("retyr", ["retry", "switch"]).as_deref(),
+            Some("did you mean `retry`?")
+        );
+        assert_eq!(
+            did_you_mean("retyr", ["return", "retry"]).as_deref(),
+            Some("did you mean `retry`?")
+        );
+        assert_eq!(did_you_mean("banana", ["retry", "switch"]), None);
+    }
+}

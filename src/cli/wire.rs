@@ -1,0 +1,262 @@
+//! The over-the-wire subcommands: `faultmatrix serve` (a row's scripts on
+//! loopback for manual exploration or other test frameworks) and
+//! `faultmatrix client` (the reference controller run as a command against
+//! real base URLs, so a matrix written for the reference system can be
+//! checked over HTTP with `faultmatrix run --over-http`).
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use crate::contracts::system::{EscalationSink, JitterSource, RowContext};
+use crate::exec::wire::client::HttpTransport;
+use crate::exec::wire::command::{url_var, CommandSpec};
+use crate::exec::wire::server::{FixtureServer, ServerOptions};
+use crate::model::Matrix;
+use crate::Systems;
+
+/// `serve` options.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The matrix file.
+    pub file: String,
+    /// Serve only this row (default: every row, each on its own ports).
+    #[arg(long)]
+    pub row: Option<String>,
+    /// Print nothing per call.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `client` options (defaults come from the variables the runner sets).
+#[derive(Debug, clap::Args)]
+pub struct ClientArgs {
+    /// The matrix file (default: `$FAULTMATRIX_FILE`).
+    #[arg(long)]
+    pub file: Option<String>,
+    /// The row (default: `$FAULTMATRIX_ROW`).
+    #[arg(long)]
+    pub row: Option<String>,
+    /// Path requested below each base URL.
+    #[arg(long, default_value = "/v1/chat/completions")]
+    pub path: String,
+}
+
+fn load(file: &str, systems: &Systems) -> Result<Matrix, String> {
+    crate::load::load_file(std::path::Path::new(file), file, systems).map_err(|e| e.to_string())
+}
+
+/// `faultmatrix serve FILE [--row NAME]`: exit code per [`crate::cli`].
+pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
+    let m = match load(&a.file, systems) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("{e}");
+            return crate::cli::EXIT_BAD_INPUT;
+        }
+    };
+    let rows: Vec<&crate::model::Row> = match &a.row {
+        Some(name) => match m.rows.iter().find(|r| &r.name == name) {
+            Some(r) => vec![r],
+            None => {
+                let hint =
+                    crate::base::diag::did_you_mean(name, m.rows.iter().map(|r| r.name.as_str()))
+                        .map(|h| format!(" ({h})"))
+                        .unwrap_or_default();
+                eprintln!("error: no row named `{name}` in {}{hint}", a.file);
+                return crate::cli::EXIT_BAD_INPUT;
+            }
+        },
+        None => m.rows.iter().collect(),
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start a runtime: {e}");
+            return crate::cli::EXIT_BAD_INPUT;
+        }
+    };
+    rt.block_on(async {
+        let mut servers = Vec::new();
+        for r in &rows {
+            let options = ServerOptions {
+                max_calls: r.settings.max_calls,
+                log: !a.quiet,
+                create: r.settings.request.create,
+            };
+            match FixtureServer::start_with(&r.inject, options).await {
+                Ok(s) => servers.push((r, s)),
+                Err(e) => {
+                    eprintln!("error: cannot bind 127.0.0.1: {e}");
+                    return crate::cli::EXIT_BAD_INPUT;
+                }
+            }
+        }
+        {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            for (r, s) in &servers {
+                let _ = writeln!(out, "row {}", r.name);
+                for l in s.listeners() {
+                    let _ = writeln!(out, "  {}={}", url_var(&l.route), l.url());
+                }
+            }
+            let _ = writeln!(out, "serving on 127.0.0.1; Ctrl-C to stop");
+            let _ = out.flush();
+        }
+        let _ = tokio::signal::ctrl_c().await;
+        for (r, s) in &servers {
+            let order: Vec<String> = r.inject.iter().map(|x| x.route.clone()).collect();
+            let report = s.finish(&order);
+            let calls = crate::exec::wire::command::records(&report.calls);
+            let lines = crate::exec::trace::observe(
+                &calls,
+                None,
+                crate::exec::trace::Ending::Hung,
+                &m.registry,
+                m.body_paths(),
+            );
+            println!("row {}: {} call(s)", r.name, lines.len());
+            for l in &lines {
+                let mut l = l.clone();
+                if l.decision == "hung" {
+                    // The server cannot know what the client decided last.
+                    l.decision = "(last)".into();
+                }
+                println!("  {}", l.render(None));
+            }
+            for f in &report.failures {
+                println!("  note: {f}");
+            }
+        }
+        crate::cli::EXIT_OK
+    })
+}
+
+/// `faultmatrix client`: runs the file's `policy` as the reference system
+/// over HTTP against `FAULTMATRIX_URL_<ROUTE>`, prints the JSON result.
+/// Exit 0 on success, 1 on a final error, 2 on bad input.
+pub fn client(a: &ClientArgs, systems: &Systems) -> u8 {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let (Some(file), Some(row_name)) = (
+        a.file.clone().or_else(|| env("FAULTMATRIX_FILE")),
+        a.row.clone().or_else(|| env("FAULTMATRIX_ROW")),
+    ) else {
+        eprintln!("error: give --file and --row, or run under `faultmatrix run` (FAULTMATRIX_FILE, FAULTMATRIX_ROW)");
+        return crate::cli::EXIT_BAD_INPUT;
+    };
+    let m = match load(&file, systems) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("{e}");
+            return crate::cli::EXIT_BAD_INPUT;
+        }
+    };
+    let Some(row) = m.rows.iter().find(|r| r.name == row_name) else {
+        eprintln!("error: no row named `{row_name}` in {file}");
+        return crate::cli::EXIT_BAD_INPUT;
+    };
+    // The policy block, built as the reference system.
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let policy = crate::base::yaml::parse_value(&text)
+        .ok()
+        .and_then(|v| v.get("policy").cloned())
+        .unwrap_or(crate::base::yaml::Value::Null);
+    let built = match crate::load::policy::build_reference(&policy, &m.registry) {
+        Ok(b) => b,
+        Err(errors) => {
+            for e in errors {
+                eprintln!("error: policy: {}", e.message);
+            }
+            return crate::cli::EXIT_BAD_INPUT;
+        }
+    };
+    let routes: Vec<String> = built
+        .routes
+        .clone()
+        .unwrap_or_else(|| row.inject.iter().map(|r| r.route.clone()).collect());
+    let mut bases = Vec::new();
+    for r in &routes {
+        // Routes without a listener get an address nothing listens on.
+        let url = env(&url_var(r)).unwrap_or_else(|| "http://127.0.0.1:9".into());
+        bases.push((r.clone(), url));
+    }
+    let transport = match HttpTransport::new(&bases, &a.path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return crate::cli::EXIT_BAD_INPUT;
+        }
+    };
+    let request_id = env("FAULTMATRIX_REQUEST_ID")
+        .unwrap_or_else(|| crate::exec::run::request_id(&m.file, &row.name));
+    let escalations = EscalationSink::default();
+    let s = &row.settings;
+    let ctx = RowContext {
+        transport: Arc::new(transport),
+        request: s.request.clone(),
+        request_id: request_id.clone(),
+        deadline: s.deadline,
+        jitter: JitterSource::new(&s.jitter),
+        escalations: escalations.clone(),
+        wall_start: SystemTime::now(),
+    };
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start a runtime: {e}");
+            return crate::cli::EXIT_BAD_INPUT;
+        }
+    };
+    let result = rt.block_on(built.system.run(ctx));
+    let esc: Vec<serde_json::Value> = escalations
+        .events()
+        .into_iter()
+        .map(|e| serde_json::json!({"code": e.code, "to": e.to}))
+        .collect();
+    let (json, code) = match result {
+        Ok(s) => (
+            serde_json::json!({"outcome": "success", "route": s.route, "output": s.output, "escalations": esc}),
+            crate::cli::EXIT_OK,
+        ),
+        Err(e) => (
+            serde_json::json!({
+                "outcome": "error",
+                "stop": e.stop,
+                "code": e.code,
+                "request_id": e.request_id,
+                "attempts": e.attempts.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+                "escalations": esc,
+            }),
+            crate::cli::EXIT_FAILED,
+        ),
+    };
+    println!("{json}");
+    code
+}
+
+/// Makes every reference-system matrix run over the wire, with this binary's
+/// `client` subcommand as the command (`faultmatrix run --over-http`).
+pub fn over_http(m: &mut Matrix, exe: &str) {
+    if m.command.is_none() && m.system_name == "reference" {
+        let routes = crate::base::yaml::parse_value(&m.source)
+            .ok()
+            .and_then(|v| v.get("policy").cloned())
+            .and_then(|p| crate::load::policy::from_value(&p).ok())
+            .map(|p| p.routes.into_iter().map(|r| r.name).collect());
+        m.command = Some(Arc::new(CommandSpec {
+            argv: vec![exe.to_string(), "client".into()],
+            env: Vec::new(),
+            cwd: None,
+            timeout: crate::exec::wire::command::DEFAULT_TIMEOUT,
+            routes,
+        }));
+    }
+}

@@ -1,0 +1,156 @@
+//! Finding matrix files: directories walked, files matched with globset,
+//! registries (files with `codes:` and no `rows:`) left out, and loading
+//! spread over threads.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use crate::base::diag::FileErrors;
+use crate::contracts::system::Systems;
+use crate::model::Matrix;
+
+/// A matrix file to load.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Found {
+    /// The path to read.
+    pub path: PathBuf,
+    /// The name used in test ids and messages (`matrices/x.yaml`).
+    pub display: String,
+}
+
+/// The default pattern: every YAML file below the root.
+pub const DEFAULT_GLOB: &str = "**/*.{yaml,yml}";
+
+/// Builds a glob set.
+pub fn globset(patterns: &[String]) -> Result<GlobSet, String> {
+    let mut b = GlobSetBuilder::new();
+    for p in patterns {
+        b.add(Glob::new(p).map_err(|e| format!("bad glob `{p}`: {e}"))?);
+    }
+    b.build().map_err(|e| e.to_string())
+}
+
+/// Display name of a path: relative to the current directory when below
+/// it, with `/` separators.
+pub fn display_name(path: &Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    let rel = cwd
+        .as_deref()
+        .and_then(|c| path.strip_prefix(c).ok())
+        .unwrap_or(path);
+    let s = rel.to_string_lossy().replace('\\', "/");
+    s.strip_prefix("./").map(str::to_string).unwrap_or(s)
+}
+
+/// Whether text is a reason-code registry rather than a matrix.
+pub fn is_registry(text: &str) -> bool {
+    let top = |k: &str| text.lines().any(|l| l.starts_with(k));
+    top("codes:") && !top("rows:")
+}
+
+/// Whether a file is a snapshot or other non-matrix YAML we never load.
+fn skipped_dir(name: &str) -> bool {
+    name.starts_with('.') || name == "snapshots" || name == "tapes" || name == "target"
+}
+
+/// Files under `root` (a file or directory) matching `set` (relative to
+/// `root` for directories).
+pub fn find(root: &Path, set: &GlobSet) -> std::io::Result<Vec<Found>> {
+    let mut out = Vec::new();
+    if root.is_file() {
+        out.push(Found {
+            path: root.to_path_buf(),
+            display: display_name(root),
+        });
+        return Ok(out);
+    }
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?;
+            let path = entry.path();
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let ft = entry.file_type()?;
+            if ft.is_dir() {
+                if !skipped_dir(&name) {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let rel = path.strip_prefix(root).unwrap_or(&path);
+            if set.is_match(rel) {
+                out.push(Found {
+                    display: display_name(&path),
+                    path,
+                });
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// What loading one file gave.
+pub enum Loaded {
+    /// A valid matrix.
+    Matrix(Matrix),
+    /// A registry file (not a matrix; skipped by runners).
+    Registry,
+    /// Errors.
+    Errors(FileErrors),
+}
+
+/// Loads one file.
+pub fn load_one(found: &Found, systems: &Systems) -> Loaded {
+    let text = match std::fs::read_to_string(&found.path) {
+        Ok(t) => t,
+        Err(_) => {
+            return match crate::load::load_file(&found.path, &found.display, systems) {
+                Ok(m) => Loaded::Matrix(m),
+                Err(e) => Loaded::Errors(e),
+            }
+        }
+    };
+    if is_registry(&text) {
+        return Loaded::Registry;
+    }
+    match crate::load::load_text(&found.display, &text, found.path.parent(), systems) {
+        Ok(m) => Loaded::Matrix(m),
+        Err(e) => Loaded::Errors(e),
+    }
+}
+
+/// Loads files on `threads` threads, keeping their order.
+pub fn load_all(files: &[Found], systems: &Systems, threads: usize) -> Vec<Loaded> {
+    let threads = threads.clamp(1, files.len().max(1));
+    if threads == 1 {
+        return files.iter().map(|f| load_one(f, systems)).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut slots: Vec<Option<Loaded>> = (0..files.len()).map(|_| None).collect();
+    let results = std::sync::Mutex::new(&mut slots);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= files.len() {
+                    break;
+                }
+                let l = load_one(&files[i], systems);
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(l);
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|s| s.expect("every file loaded"))
+        .collect()
+}
+
+/// Threads to use by default.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}

@@ -1,0 +1,9 @@
+//! The engine: finding matrix files, selecting rows, running them, and the
+//! tests a registry generates (per-code rows, guardrails); `check`.
+
+pub mod check;
+pub mod discover;
+pub mod generate;
+pub mod guardrails;
+pub mod select;
+pub mod suite;

@@ -1,0 +1,10 @@
+//! Execution: running a row and observing it. The scripted upstream and
+//! transport, the in-process driver on a paused clock, tape replay and
+//! recording, the fixture server and command systems over the wire, and
+//! the observed trace.
+
+pub mod run;
+pub mod scripted;
+pub mod tape;
+pub mod trace;
+pub mod wire;

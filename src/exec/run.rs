@@ -1,0 +1,234 @@
+//! Running one row: a fresh current-thread tokio runtime with paused time,
+//! the row's scripted transport, the system under test, then the horizon
+//! during which any further call is a failure ("never called again").
+//!
+//! Nothing here sleeps in real time: paused tokio time auto-advances to the
+//! next timer whenever the runtime is idle, so waits are exact and instant.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::contracts::system::{EscalationSink, JitterSource, RowContext, SystemResult};
+use crate::contracts::transport::Transport;
+use crate::exec::scripted::{CallRecord, Scripted};
+use crate::exec::tape::record::Session;
+use crate::exec::tape::{Mode, TapeOutcome};
+use crate::exec::trace::{self, Ending, ObservedLine};
+use crate::model::{Matrix, Row};
+
+/// How the system's run ended.
+#[derive(Debug, Clone)]
+pub enum RunEnd {
+    /// It returned.
+    Returned(SystemResult),
+    /// It was still running when the row's budget ran out.
+    Hung,
+    /// The harness stopped it (extra call, runaway).
+    Aborted,
+}
+
+/// Everything observed while running a row.
+#[derive(Debug)]
+pub struct Observation {
+    /// Raw call records in start order.
+    pub calls: Vec<CallRecord>,
+    /// The trace lines.
+    pub lines: Vec<ObservedLine>,
+    /// How the system ended.
+    pub end: RunEnd,
+    /// Virtual time when the system returned (or was stopped).
+    pub returned_at: Duration,
+    /// Escalation events.
+    pub escalations: Vec<crate::contracts::system::Escalation>,
+    /// Records created at create endpoints.
+    pub records: u32,
+    /// Harness failures.
+    pub failures: Vec<String>,
+    /// The row's synthetic request id.
+    pub request_id: String,
+    /// What became of the row's tape, when it has one.
+    pub tape: Option<crate::exec::tape::TapeOutcome>,
+}
+
+impl Observation {
+    /// A row that could not run at all: no calls, one failure.
+    pub fn failed(request_id: String, message: String) -> Self {
+        Observation {
+            calls: Vec::new(),
+            lines: Vec::new(),
+            end: RunEnd::Aborted,
+            returned_at: Duration::ZERO,
+            escalations: Vec::new(),
+            records: 0,
+            failures: vec![message],
+            request_id,
+            tape: None,
+        }
+    }
+
+    /// The stop reason: `success`, the error's stop, `hung` or `aborted`.
+    pub fn stop(&self) -> &str {
+        match &self.end {
+            RunEnd::Returned(Ok(_)) => "success",
+            RunEnd::Returned(Err(e)) => &e.stop,
+            RunEnd::Hung => "hung",
+            RunEnd::Aborted => "aborted",
+        }
+    }
+}
+
+/// The synthetic request id of a row: stable across runs and thread counts.
+pub fn request_id(file: &str, row: &str) -> String {
+    // FNV-1a, 32 bits: short, stable, no dependency.
+    let mut h: u32 = 0x811c_9dc5;
+    for b in file.bytes().chain([0]).chain(row.bytes()) {
+        h ^= b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("req-{h:08x}")
+}
+
+/// Runs a row of a matrix (tapes in the process-wide [`Mode`]).
+pub fn run_row(matrix: &Matrix, row: &Row) -> Observation {
+    run_row_with(matrix, row, &Mode::current())
+}
+
+/// Runs a row and checks it: the verdict the harness and the CLI report.
+/// A recorded tape is moved into place only when this passes.
+pub fn run_and_check(matrix: &Matrix, row: &Row) -> Result<(), String> {
+    crate::exec::tape::check_row(matrix, row, &Mode::current())
+}
+
+/// Runs a row of a matrix, replaying or recording its tape as `mode` says.
+pub fn run_row_with(matrix: &Matrix, row: &Row, mode: &Mode) -> Observation {
+    if let Some(spec) = &matrix.command {
+        // A command system runs over HTTP on the real clock.
+        return crate::exec::wire::command::run_row(matrix, row, spec);
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("building a current-thread runtime does not fail");
+    rt.block_on(run_row_async(matrix, row, mode))
+}
+
+async fn run_row_async(matrix: &Matrix, row: &Row, mode: &Mode) -> Observation {
+    let s = &row.settings;
+    let request_id = request_id(&matrix.file, &row.name);
+    let (transport, system_transport, session): (Scripted, Arc<dyn Transport>, _) = match &row.tape
+    {
+        None => {
+            let t = Scripted::new(&row.inject, s.max_calls);
+            (t.clone(), Arc::new(t), None)
+        }
+        Some(tape) => match Session::open(tape, mode, s.max_calls) {
+            Ok((t, system, session)) => (t, system, Some(session)),
+            Err(message) => {
+                let mut obs = Observation::failed(request_id, message.clone());
+                obs.tape = Some(TapeOutcome::Unavailable(message));
+                return obs;
+            }
+        },
+    };
+    let abort = transport.abort_signal();
+    let jitter = JitterSource::new(&s.jitter);
+    let escalations = EscalationSink::default();
+    let ctx = RowContext {
+        transport: system_transport,
+        request: s.request.clone(),
+        request_id: request_id.clone(),
+        deadline: s.deadline,
+        jitter: jitter.clone(),
+        escalations: escalations.clone(),
+        wall_start: crate::load::policy::retry_after::default_wall_start(),
+    };
+    let mut fut = matrix.system.run(ctx);
+    let end = tokio::select! {
+        biased;
+        _ = abort.notified() => RunEnd::Aborted,
+        r = &mut fut => RunEnd::Returned(r),
+        _ = tokio::time::sleep(s.budget) => RunEnd::Hung,
+    };
+    // What the system was waiting on, before dropping it marks calls abandoned.
+    let in_flight = transport.in_flight();
+    drop(fut);
+    let returned_at = transport.elapsed();
+    if !matches!(end, RunEnd::Aborted) {
+        // Keep the clock running: any later call is a failure.
+        tokio::select! {
+            biased;
+            _ = abort.notified() => {}
+            _ = tokio::time::sleep(s.horizon) => {}
+        }
+    }
+    if let Some(n) = jitter.overrun() {
+        transport.fail(format!(
+            "the row scripted {n} jitter draw{} but the system asked for more",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    let route_order: Vec<String> = row.inject.iter().map(|r| r.route.clone()).collect();
+    let (report, tape) = match &session {
+        Some(session) => {
+            let (report, outcome) = session.finish();
+            (report, Some(outcome))
+        }
+        None => (transport.finish(&route_order), None),
+    };
+    let mut failures = report.failures;
+    if matches!(end, RunEnd::Hung) {
+        let waiting = in_flight
+            .last()
+            .map(|w| format!(" while waiting on {w}"))
+            .unwrap_or_default();
+        failures.push(format!(
+            "the system was still running after the row's budget of {}{waiting}: it has no timeout of its own, or waits too long",
+            crate::base::duration::format(s.budget)
+        ));
+    }
+    let late: Vec<String> = report
+        .calls
+        .iter()
+        .filter(|c| c.started > returned_at)
+        .map(|c| {
+            format!(
+                "{} at {}",
+                trace::call_label(&c.route, c.attempt),
+                crate::base::duration::format(c.started)
+            )
+        })
+        .collect();
+    if !late.is_empty() && !matches!(end, RunEnd::Aborted) {
+        failures.push(format!(
+            "called again after the system returned at {}: {} (expected: never called again)",
+            crate::base::duration::format(returned_at),
+            late.join(", ")
+        ));
+    }
+    let ending = match &end {
+        RunEnd::Returned(Ok(_)) => Ending::Success,
+        RunEnd::Returned(Err(_)) => Ending::Failure,
+        RunEnd::Hung => Ending::Hung,
+        RunEnd::Aborted => Ending::Aborted,
+    };
+    let body_paths = matrix.body_paths();
+    let lines = trace::observe(
+        &report.calls,
+        Some(returned_at),
+        ending,
+        &matrix.registry,
+        body_paths,
+    );
+    Observation {
+        calls: report.calls,
+        lines,
+        end,
+        returned_at,
+        escalations: escalations.events(),
+        records: report.records,
+        failures,
+        request_id,
+        tape,
+    }
+}

@@ -1,0 +1,178 @@
+//! Tapes: recorded bad days, replayed in order.
+//!
+//! A row may take its script from a tape instead of `inject`:
+//!
+//! ```yaml
+//! - name: rate limited twice, then served
+//!   tape: tapes/rate-limited.yaml      # relative to the matrix file
+//!   record: { expect: [429, 429, 200] } # the shape a recording must have
+//!   expect:
+//!     trace: |
+//!       A1 429 RATE_LIMITED retry wait=1s
+//!       A2 429 RATE_LIMITED retry wait=2s
+//!       A3 200 return
+//! ```
+//!
+//! **Replay** (the default) serves each recorded interaction once, in
+//! order, across routes. A call must match the next interaction on host
+//! (route), model, stream flag and routing block (key order ignored); the
+//! prompt is not matched. A mismatch, a call beyond the tape, an answer left
+//! unused, a missing tape and an edited tape (digest mismatch) each fail the
+//! row with their own message. Waits come from the virtual clock: timing is
+//! not on the tape.
+//!
+//! **Recording** (`FAULTMATRIX_RECORD=1`, or `faultmatrix record`) sends the
+//! row's calls to live upstreams (`tapes.upstreams` in the matrix, or
+//! `FAULTMATRIX_UPSTREAM_<ROUTE>`), scrubs each exchange, serves the
+//! scrubbed answer to the system, and writes the tape next to its final
+//! place. The tape is moved in (an atomic rename) only when the upstream
+//! answered in the shape the row asked for and the row passed; otherwise
+//! the old tape stays byte-for-byte. The system runs on the paused virtual
+//! clock while each real call runs on tokio's blocking pool, which stops
+//! the clock from auto-advancing: a recording row sees exactly the virtual
+//! waits its replay will see.
+//!
+//! | file | owns |
+//! |---|---|
+//! | [`format`] | the tape file (version 1), its digest, reading and writing |
+//! | [`config`] | the matrix's `tapes:` block and a row's `tape:` / `record:` |
+//! | [`replay`] | the ordered replay transport |
+//! | [`record`] | the recording transport, the cue check, the atomic commit |
+//! | [`scrub`] | what never reaches a tape |
+//! | [`http`] | a minimal HTTP/1.1 client and the SSE parser |
+//! | [`upstream`] | a scripted loopback upstream for record-mode tests |
+
+pub mod format;
+pub mod http;
+pub mod record;
+pub mod replay;
+pub mod scrub;
+pub mod upstream;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+pub use format::{Tape, TapeError, TapeErrorKind};
+pub use record::{check_row, TapeOutcome};
+pub use scrub::Scrubber;
+
+/// The environment variable that turns recording on (`1`, `true`, `yes`).
+pub const RECORD_ENV: &str = "FAULTMATRIX_RECORD";
+
+/// Prefix of the environment variables that give a route's base URL
+/// (`FAULTMATRIX_UPSTREAM_A`); `<name>_KEY` gives its credential.
+pub const UPSTREAM_ENV: &str = "FAULTMATRIX_UPSTREAM_";
+
+/// Tape settings of a matrix file (the `tapes:` block).
+#[derive(Debug, Clone)]
+pub struct TapeConfig {
+    /// Base URL per route, for recording.
+    pub upstreams: BTreeMap<String, Upstream>,
+    /// Scrub rules.
+    pub scrub: Scrubber,
+    /// Real time a recorded call may take before it counts as a timeout.
+    pub timeout: Duration,
+}
+
+impl Default for TapeConfig {
+    fn default() -> Self {
+        Self {
+            upstreams: BTreeMap::new(),
+            scrub: Scrubber::default(),
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A route's live upstream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upstream {
+    /// `http://host:port[/prefix]`.
+    pub url: String,
+    /// Environment variable holding the credential to send.
+    pub key_env: Option<String>,
+    /// Header carrying the credential (default `authorization: Bearer`).
+    pub key_header: Option<String>,
+}
+
+/// A row's tape.
+#[derive(Debug, Clone)]
+pub struct TapeRow {
+    /// The tape's path, resolved against the matrix file's directory.
+    pub path: PathBuf,
+    /// The path as shown in messages.
+    pub file: String,
+    /// The path as written in the row.
+    pub written: String,
+    /// The answers a recording must get, as outcome tokens (`429`,
+    /// `timeout`, `broken`); `None`: the outcomes of `expect.trace`.
+    pub record_expect: Option<Vec<String>>,
+    /// The file's tape settings.
+    pub config: Arc<TapeConfig>,
+}
+
+/// Whether rows replay tapes or record them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Replay tapes (the default).
+    #[default]
+    Replay,
+    /// Record tapes from live upstreams.
+    Record(RecordOptions),
+}
+
+/// Recording options beyond the matrix's own `tapes:` block.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecordOptions {
+    /// Base URL per route, overriding the matrix.
+    pub upstreams: BTreeMap<String, String>,
+    /// Credential per route, overriding the environment.
+    pub keys: BTreeMap<String, String>,
+    /// Whether `FAULTMATRIX_UPSTREAM_<ROUTE>[_KEY]` are consulted.
+    pub env: bool,
+}
+
+static MODE: OnceLock<Mode> = OnceLock::new();
+
+impl Mode {
+    /// Sets the process-wide mode (the CLI's `record` does this). Only the
+    /// first call has an effect.
+    pub fn set_global(mode: Mode) {
+        let _ = MODE.set(mode);
+    }
+
+    /// The process-wide mode: what [`Mode::set_global`] set, else recording
+    /// when `FAULTMATRIX_RECORD` is `1`/`true`/`yes`, else replay.
+    pub fn current() -> Mode {
+        MODE.get_or_init(|| {
+            let on = std::env::var(RECORD_ENV)
+                .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
+                .unwrap_or(false);
+            if on {
+                Mode::Record(RecordOptions {
+                    env: true,
+                    ..RecordOptions::default()
+                })
+            } else {
+                Mode::Replay
+            }
+        })
+        .clone()
+    }
+}
+
+/// The environment variable naming a route's base URL:
+/// `FAULTMATRIX_UPSTREAM_OPENAI_PRIMARY` for `openai-primary`.
+pub fn upstream_env(route: &str) -> String {
+    let mut s = String::from(UPSTREAM_ENV);
+    for c in route.chars() {
+        s.push(if c.is_ascii_alphanumeric() {
+            c.to_ascii_uppercase()
+        } else {
+            '_'
+        });
+    }
+    s
+}

@@ -1,0 +1,608 @@
+//! Recording: the row's calls go to live upstreams, each exchange is
+//! scrubbed and appended to the tape, and the system is served the
+//! scrubbed answer (so a recording sees what its replay will see). At the
+//! end the tape is written next to its final place and moved in only when
+//! the upstream answered in the shape the row asked for and the row passed.
+//!
+//! Time: the system keeps running on the paused virtual clock. Each real
+//! call runs on tokio's blocking pool; while a blocking task runs, a paused
+//! clock does not auto-advance, so per-attempt timeouts do not fire during
+//! the real call and backoff waits between calls cost no real time. The
+//! recording row's trace therefore equals its replay's, waits included.
+//! (A real-time recording would sleep through every backoff and give waits
+//! that differ from run to run.) A call that takes longer than the
+//! `tapes.timeout` in real time is recorded as a `timeout` fault.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::format::{
+    self, Header, Interaction, Summary, Tape, TapeEvent, TapeRequest, TapeResponse, TapeStream,
+};
+use super::http::{self, BaseUrl, Received, ReceivedBody};
+use super::replay::{self, Replay};
+use super::scrub::Scrubber;
+use super::{upstream_env, Mode, RecordOptions, TapeErrorKind, TapeRow};
+use crate::contracts::transport::{BoxFuture, Request, Response, Transport, TransportError};
+use crate::exec::scripted::{ScriptReport, Scripted};
+use crate::model::{Matrix, Row, SseItem};
+
+/// The path every recorded call is sent to, below the upstream's base URL.
+pub const CALL_PATH: &str = "/v1/chat/completions";
+
+/// What became of a row's tape.
+#[derive(Debug)]
+pub enum TapeOutcome {
+    /// The tape was replayed; the failure that stopped it, if one did.
+    Replayed(Option<String>),
+    /// The tape could not be used (missing, edited, invalid): the message.
+    Unavailable(String),
+    /// A recording, waiting for the row's verdict.
+    Recorded(Recording),
+}
+
+/// A finished recording, written to a temporary file.
+#[derive(Debug)]
+pub struct Recording {
+    /// The temporary file (absent when writing it failed).
+    pub tmp: Option<PathBuf>,
+    /// The tape's final place.
+    pub target: PathBuf,
+    /// The tape as shown in messages.
+    pub file: String,
+    /// The outcome token of every recorded answer, in order.
+    pub got: Vec<String>,
+    /// Why the temporary file could not be written.
+    pub write_error: Option<String>,
+    /// Why recording stopped early (an upstream that cannot be reached).
+    pub problem: Option<String>,
+}
+
+impl Recording {
+    /// Moves the tape into place (atomic rename).
+    pub fn commit(&self) -> Result<(), String> {
+        if let Some(e) = &self.write_error {
+            return Err(e.clone());
+        }
+        let tmp = self.tmp.as_ref().expect("written when there is no error");
+        std::fs::rename(tmp, &self.target).map_err(|e| {
+            let _ = std::fs::remove_file(tmp);
+            format!(
+                "recording {}: cannot move the tape into place: {e}",
+                self.file
+            )
+        })
+    }
+
+    /// Drops the temporary file; the old tape stays as it was.
+    pub fn discard(&self) {
+        if let Some(tmp) = &self.tmp {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+/// Where a route's calls go while recording.
+#[derive(Debug, Clone)]
+struct Target {
+    url: String,
+    base: BaseUrl,
+    key: Option<(String, String)>,
+}
+
+struct Setup {
+    row: TapeRow,
+    options: RecordOptions,
+    scrub: Scrubber,
+    max_calls: u32,
+}
+
+impl Setup {
+    fn env(&self, name: &str) -> Option<String> {
+        if self.options.env {
+            std::env::var(name).ok().filter(|v| !v.is_empty())
+        } else {
+            None
+        }
+    }
+
+    fn target(&self, route: &str) -> Result<Target, String> {
+        let cfg = self.row.config.upstreams.get(route);
+        let url = self
+            .options
+            .upstreams
+            .get(route)
+            .cloned()
+            .or_else(|| self.env(&upstream_env(route)))
+            .or_else(|| cfg.map(|u| u.url.clone()))
+            .ok_or_else(|| {
+                format!(
+                    "recording {}: no upstream for route {route}: give `tapes: {{ upstreams: {{ {route}: http://host:port }} }}` in the matrix or set {}",
+                    self.row.file,
+                    upstream_env(route)
+                )
+            })?;
+        let base = BaseUrl::parse(&url)
+            .map_err(|e| format!("recording {}: route {route}: {e}", self.row.file))?;
+        let key = self.key(route).map(|k| {
+            let header = cfg
+                .and_then(|u| u.key_header.clone())
+                .unwrap_or_else(|| "authorization".to_string());
+            let value = if header.eq_ignore_ascii_case("authorization") {
+                format!("Bearer {k}")
+            } else {
+                k
+            };
+            (header, value)
+        });
+        Ok(Target { url, base, key })
+    }
+
+    fn key(&self, route: &str) -> Option<String> {
+        self.options
+            .keys
+            .get(route)
+            .cloned()
+            .or_else(|| {
+                let cfg = self.row.config.upstreams.get(route)?;
+                // A key named by the matrix is read even without `env`.
+                std::env::var(cfg.key_env.as_ref()?).ok()
+            })
+            .or_else(|| self.env(&format!("{}_KEY", upstream_env(route))))
+    }
+}
+
+/// The recording transport of one row. Cloning shares the row's state.
+#[derive(Clone)]
+pub struct Recorder {
+    inner: Scripted,
+    setup: Arc<Setup>,
+    tape: Arc<Mutex<Vec<Interaction>>>,
+    problem: Arc<Mutex<Option<String>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Recorder {
+    /// A recorder for a row's tape.
+    pub fn new(row: &TapeRow, options: &RecordOptions, max_calls: u32) -> Self {
+        let mut setup = Setup {
+            row: row.clone(),
+            options: options.clone(),
+            scrub: row.config.scrub.clone(),
+            max_calls,
+        };
+        // Every credential the recorder may send is a secret everywhere.
+        let mut routes: Vec<String> = row.config.upstreams.keys().cloned().collect();
+        routes.extend(options.upstreams.keys().cloned());
+        routes.extend(options.keys.keys().cloned());
+        for r in routes {
+            if let Some(k) = setup.key(&r) {
+                setup.scrub.secret(&k);
+            }
+        }
+        Self {
+            inner: Scripted::new(&[], max_calls),
+            setup: Arc::new(setup),
+            tape: Arc::new(Mutex::new(Vec::new())),
+            problem: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// The scripted transport underneath.
+    pub fn scripted(&self) -> &Scripted {
+        &self.inner
+    }
+
+    fn stop(&self, message: String) -> BoxFuture<'static, Result<Response, TransportError>> {
+        lock(&self.problem).get_or_insert_with(|| message.clone());
+        self.inner.fail(message);
+        self.inner.abort_signal().notify_one();
+        Box::pin(std::future::pending())
+    }
+
+    /// Ends the row: the scripted report, and the tape written to a
+    /// temporary file next to its final place.
+    pub fn finish(&self) -> (ScriptReport, Recording) {
+        let report = self.inner.finish(&[]);
+        let interactions = std::mem::take(&mut *lock(&self.tape));
+        let got = interactions
+            .iter()
+            .map(|i| format::outcome_token(&i.response))
+            .collect();
+        let row = &self.setup.row;
+        let mut rec = Recording {
+            tmp: None,
+            target: row.path.clone(),
+            file: row.file.clone(),
+            got,
+            write_error: None,
+            problem: lock(&self.problem).clone(),
+        };
+        let text = Tape::new(interactions).to_text();
+        match write_tmp(&row.path, &text) {
+            Ok(p) => rec.tmp = Some(p),
+            Err(e) => {
+                rec.write_error = Some(format!(
+                    "recording {}: cannot write the tape: {e}",
+                    row.file
+                ))
+            }
+        }
+        (report, rec)
+    }
+}
+
+static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `text` to a fresh temporary file in `target`'s directory (same
+/// file system, so the final rename is atomic).
+fn write_tmp(target: &Path, text: &str) -> std::io::Result<PathBuf> {
+    let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(d) = dir {
+        std::fs::create_dir_all(d)?;
+    }
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "tape".into());
+    let tmp_name = format!(
+        ".{name}.recording-{}-{}",
+        std::process::id(),
+        TMP_SEQ.fetch_add(1, Ordering::Relaxed)
+    );
+    let tmp = match dir {
+        Some(d) => d.join(tmp_name),
+        None => PathBuf::from(tmp_name),
+    };
+    let write = || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(tmp)
+}
+
+/// The request as sent on the wire: headers and a JSON body. The routing
+/// block's keys go at the top level of the body (`"provider": {...}`).
+pub fn wire_request(
+    r: &Request,
+    key: Option<&(String, String)>,
+) -> (Vec<(String, String)>, String) {
+    let mut body = serde_json::Map::new();
+    if let Some(m) = &r.model {
+        body.insert("model".into(), m.clone().into());
+    }
+    body.insert("stream".into(), r.stream.into());
+    body.insert(
+        "messages".into(),
+        serde_json::json!([{ "role": "user", "content": "faultmatrix recording" }]),
+    );
+    let routing: Option<serde_json::Value> = r
+        .routing
+        .as_deref()
+        .and_then(|t| serde_json::from_str(t).ok());
+    match &routing {
+        Some(serde_json::Value::Object(m)) => {
+            for (k, v) in m {
+                body.insert(k.clone(), v.clone());
+            }
+        }
+        Some(other) => {
+            body.insert("routing".into(), other.clone());
+        }
+        None => {}
+    }
+    let mut headers = vec![
+        ("content-type".to_string(), "application/json".to_string()),
+        (
+            "accept".to_string(),
+            if r.stream {
+                "text/event-stream"
+            } else {
+                "application/json"
+            }
+            .to_string(),
+        ),
+    ];
+    if let Some(id) = &r.request_id {
+        headers.push(("x-request-id".into(), id.clone()));
+    }
+    if let Some(k) = &r.idempotency_key {
+        headers.push(("idempotency-key".into(), k.clone()));
+    }
+    headers.extend(r.headers.iter().cloned());
+    if let Some((h, v)) = key {
+        headers.push((h.clone(), v.clone()));
+    }
+    (headers, serde_json::Value::Object(body).to_string())
+}
+
+/// Headers left out of a tape's request summary: they vary from run to run
+/// (or file to file) and would make re-recording an unchanged exchange
+/// produce a different tape.
+const UNSTABLE: [&str; 2] = ["x-request-id", "idempotency-key"];
+
+/// A received answer as the tape stores it, scrubbed.
+pub fn tape_response(received: &Received, scrub: &Scrubber) -> TapeResponse {
+    match received {
+        Received::Fault(f) => TapeResponse {
+            status: None,
+            fault: Some(*f),
+            headers: Vec::new(),
+            body: None,
+            stream: None,
+        },
+        Received::Response {
+            status,
+            headers,
+            body,
+        } => {
+            let headers = headers
+                .iter()
+                .map(|(k, v)| Header(k.clone(), scrub.header(k, v)))
+                .collect();
+            let (body, stream) = match body {
+                ReceivedBody::Full(t) if t.is_empty() => (None, None),
+                ReceivedBody::Full(t) => (Some(scrub.body(t)), None),
+                ReceivedBody::Stream { items, breaks } => (
+                    None,
+                    Some(TapeStream {
+                        events: items
+                            .iter()
+                            .map(|it| match it {
+                                SseItem::Comment(c) => TapeEvent {
+                                    comment: Some(scrub.text(c)),
+                                    ..TapeEvent::default()
+                                },
+                                SseItem::Event { event, data, id } => TapeEvent {
+                                    comment: None,
+                                    event: event.as_deref().map(|e| scrub.text(e)),
+                                    data: Some(scrub.body(data)),
+                                    id: id.as_deref().map(|i| scrub.text(i)),
+                                },
+                            })
+                            .collect(),
+                        breaks: *breaks,
+                    }),
+                ),
+            };
+            TapeResponse {
+                status: Some(*status),
+                fault: None,
+                headers,
+                body,
+                stream,
+            }
+        }
+    }
+}
+
+impl Transport for Recorder {
+    fn call(&self, request: Request) -> BoxFuture<'static, Result<Response, TransportError>> {
+        let this = self.clone();
+        if lock(&self.tape).len() as u32 >= self.setup.max_calls {
+            // The scripted transport's runaway guard reports it; no more
+            // real calls.
+            return self.inner.call(request);
+        }
+        let target = match self.setup.target(&request.route) {
+            Ok(t) => t,
+            Err(msg) => return self.stop(msg),
+        };
+        Box::pin(async move {
+            let mut scrub = this.setup.scrub.clone();
+            if let Some((_, v)) = &target.key {
+                scrub.secret(v);
+                if let Some(bare) = v.strip_prefix("Bearer ") {
+                    scrub.secret(bare);
+                }
+            }
+            let (headers, body) = wire_request(&request, target.key.as_ref());
+            let timeout = this.setup.row.config.timeout;
+            let base = target.base.clone();
+            let (h, b) = (headers.clone(), body.clone());
+            let sent = tokio::task::spawn_blocking(move || {
+                http::send(&base, "POST", CALL_PATH, &h, b.as_bytes(), timeout)
+            })
+            .await;
+            let received = match sent {
+                Ok(Ok(r)) => r,
+                Ok(Err(e)) => {
+                    return this
+                        .stop(format!(
+                            "recording {}: cannot reach the upstream of route {} at {}: {e}",
+                            this.setup.row.file, request.route, target.url
+                        ))
+                        .await
+                }
+                Err(e) => {
+                    return this
+                        .stop(format!(
+                            "recording {}: the call failed: {e}",
+                            this.setup.row.file
+                        ))
+                        .await
+                }
+            };
+            let response = tape_response(&received, &scrub);
+            let summary = Summary {
+                method: "POST".into(),
+                path: CALL_PATH.into(),
+                headers: headers
+                    .iter()
+                    .filter(|(k, _)| !UNSTABLE.contains(&k.as_str()))
+                    .map(|(k, v)| Header(k.clone(), scrub.header(k, v)))
+                    .collect(),
+                body: Some(scrub.body(&body)),
+            };
+            let interaction = Interaction {
+                request: TapeRequest {
+                    route: request.route.clone(),
+                    model: request.model.clone(),
+                    stream: request.stream,
+                    routing: request
+                        .routing
+                        .as_deref()
+                        .and_then(|t| serde_json::from_str(t).ok()),
+                    summary: Some(summary),
+                },
+                response: response.clone(),
+            };
+            let served = {
+                let mut tape = lock(&this.tape);
+                tape.push(interaction);
+                this.inner
+                    .push_entry(&request.route, replay::entry(&response));
+                this.inner.call(request)
+            };
+            served.await
+        })
+    }
+}
+
+/// A row's transport wiring when it has a tape.
+pub(crate) enum Session {
+    Replay(Replay),
+    Record(Recorder),
+}
+
+impl Session {
+    /// Opens a row's tape in the given mode: the scripted transport (for
+    /// the clock and the abort signal), the transport the system calls, and
+    /// the session to finish with.
+    pub(crate) fn open(
+        row: &TapeRow,
+        mode: &Mode,
+        max_calls: u32,
+    ) -> Result<(Scripted, Arc<dyn Transport>, Session), String> {
+        match mode {
+            Mode::Replay => {
+                let tape = Tape::read(&row.path, &row.file).map_err(|e| match e.kind {
+                    TapeErrorKind::Missing => {
+                        format!("{} (the row says `tape: {}`)", e.message, row.written)
+                    }
+                    _ => e.message,
+                })?;
+                let r = Replay::new(&tape, &row.file, max_calls);
+                Ok((
+                    r.scripted().clone(),
+                    Arc::new(r.clone()),
+                    Session::Replay(r),
+                ))
+            }
+            Mode::Record(opts) => {
+                let r = Recorder::new(row, opts, max_calls);
+                Ok((
+                    r.scripted().clone(),
+                    Arc::new(r.clone()),
+                    Session::Record(r),
+                ))
+            }
+        }
+    }
+
+    /// Ends the row.
+    pub(crate) fn finish(&self) -> (ScriptReport, TapeOutcome) {
+        match self {
+            Session::Replay(r) => (r.finish(), TapeOutcome::Replayed(r.problem())),
+            Session::Record(r) => {
+                let (report, rec) = r.finish();
+                (report, TapeOutcome::Recorded(rec))
+            }
+        }
+    }
+}
+
+/// The answers a recording must get: `record.expect`, else the outcomes of
+/// `expect.trace`.
+pub fn wanted_shape(row: &Row) -> Option<Vec<String>> {
+    let tape = row.tape.as_ref()?;
+    tape.record_expect.clone().or_else(|| {
+        row.expect
+            .trace
+            .as_ref()
+            .map(|lines| lines.iter().map(|l| l.outcome.clone()).collect())
+    })
+}
+
+/// Runs a row in `mode` and checks it; a recording is committed only when
+/// the upstream answered on cue and the row passed.
+pub fn check_row(matrix: &Matrix, row: &Row, mode: &Mode) -> Result<(), String> {
+    let obs = crate::exec::run::run_row_with(matrix, row, mode);
+    if matches!(obs.tape, None | Some(TapeOutcome::Replayed(None))) {
+        // The common case: no tape verdict, and no need to index the file
+        // for the row's position (that costs a second parse).
+        return crate::verdict::compare::check(matrix, row, &obs);
+    }
+    let header = format!(
+        "row `{}` failed\n  --> {}\n",
+        row.name,
+        matrix.row_location(row)
+    );
+    match &obs.tape {
+        Some(TapeOutcome::Unavailable(msg)) => Err(format!("{header}{msg}\n")),
+        Some(TapeOutcome::Recorded(rec)) => {
+            let verdict = match wanted_shape(row) {
+                _ if rec.problem.is_some() => Err(format!(
+                    "{header}{}\n",
+                    rec.problem.as_deref().unwrap_or_default()
+                )),
+                None => Err(format!(
+                    "{header}recording {}: the row does not say which answers it wants recorded: add `record: {{ expect: [429, 200] }}` or an `expect.trace`\n",
+                    rec.file
+                )),
+                Some(want) if want != rec.got => Err(format!(
+                    "{header}recording {}: the upstream did not misbehave on cue: wanted {}, got {}\nnothing is wrong with the code under test: the upstream decides when it refuses; record again\n",
+                    rec.file,
+                    shape(&want),
+                    shape(&rec.got)
+                )),
+                Some(_) => crate::verdict::compare::check(matrix, row, &obs),
+            };
+            match verdict {
+                Ok(()) => rec.commit().map_err(|e| format!("{header}{e}\n")),
+                Err(msg) => {
+                    rec.discard();
+                    let state = if rec.target.exists() {
+                        "the old tape is unchanged"
+                    } else {
+                        "no tape was written"
+                    };
+                    Err(format!("{msg}recording {} failed: {state}\n", rec.file))
+                }
+            }
+        }
+        Some(TapeOutcome::Replayed(Some(problem))) => {
+            // The tape's verdict first; the trace diff below it is context.
+            crate::verdict::compare::check(matrix, row, &obs).map_err(|msg| {
+                let rest: String = msg
+                    .strip_prefix(&header)
+                    .unwrap_or(&msg)
+                    .lines()
+                    .filter(|l| l != problem)
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+                format!("{header}{problem}\n{rest}")
+            })
+        }
+        _ => crate::verdict::compare::check(matrix, row, &obs),
+    }
+}
+
+/// `429 then 429 then 200`; `nothing` for no answers.
+fn shape(tokens: &[String]) -> String {
+    if tokens.is_empty() {
+        "nothing (no call reached the upstream)".to_string()
+    } else {
+        tokens.join(" then ")
+    }
+}

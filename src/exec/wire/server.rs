@@ -1,0 +1,678 @@
+//! The fixture server: a row's scripts served over HTTP/1.1 on 127.0.0.1,
+//! one listener per route on an ephemeral port, and every request observed
+//! (arrival, method, path, selected headers, body size, model, stream flag).
+//!
+//! State belongs to one [`FixtureServer`] (one row): two rows running in
+//! parallel have their own listeners, cursors and counters. Each entry is
+//! served once, in order, per route, exactly as the in-process scripted
+//! transport serves it:
+//!
+//! | entry | on the wire |
+//! |---|---|
+//! | status / full response | status line, headers, body with `content-length`, keep-alive |
+//! | `latency` | the answer starts after it (a client that gives up first is a `timeout`) |
+//! | `timeout` | nothing is sent; the server waits until the client closes the connection |
+//! | `reset` | the socket is closed with `SO_LINGER` 0, so the client sees a TCP RST |
+//! | `malformed` | bytes that are not an HTTP response, then the connection is closed |
+//! | `truncated` | a 200 head promising twice the body that follows, then the connection is closed (observed as `malformed`) |
+//! | stream | `text/event-stream`, chunked; each item a chunk; comment lines kept; a break closes the connection without the last chunk |
+//!
+//! A call beyond the script is answered `500` with `x-should-retry: false`,
+//! recorded as a failure, and signalled so the runner can stop the client.
+//! Malformed requests get 400 (413 for bodies over [`http::MAX_BODY`], 431
+//! for heads over [`http::MAX_HEAD`]) and the connection is closed; they are
+//! not calls and consume no script entry.
+
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+
+use super::http::{self, Chunked, Framing, Head, HttpError};
+use crate::exec::scripted::{Outcome, RouteCursor};
+use crate::model::{Answer, Entry, RouteScript, SseItem};
+
+/// Request headers never recorded, whatever a row asks: credentials.
+pub fn is_secret_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    if n.contains("idempotency") {
+        return false;
+    }
+    [
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "api-key",
+        "x-api-key",
+    ]
+    .contains(&n.as_str())
+        || [
+            "token",
+            "secret",
+            "password",
+            "auth",
+            "credential",
+            "session",
+        ]
+        .iter()
+        .any(|w| n.contains(w))
+}
+
+/// Longest header value kept in an observation.
+const MAX_VALUE: usize = 200;
+
+/// One request as the server saw it, and how it was answered.
+#[derive(Debug, Clone)]
+pub struct WireCall {
+    /// Route (listener) it arrived on.
+    pub route: String,
+    /// Attempt on the route, 1-based.
+    pub attempt: u32,
+    /// Arrival of the request's first byte, since the server started.
+    pub started: Duration,
+    /// When the answer was complete, or the client went away.
+    pub ended: Option<Duration>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Request method.
+    pub method: String,
+    /// Request target.
+    pub path: String,
+    /// Request headers (credentials left out, values bounded), lower-case names.
+    pub headers: Vec<(String, String)>,
+    /// Request body size in bytes (the body itself is not kept).
+    pub body_size: u64,
+    /// `model` of a JSON body.
+    pub model: Option<String>,
+    /// `stream` of a JSON body.
+    pub stream: bool,
+    /// Body of the answer (for classification; never printed whole).
+    pub answer_body: Option<String>,
+    /// Label of the script entry that answered.
+    pub entry: String,
+}
+
+impl WireCall {
+    /// A recorded request header by name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A committed create's answer, replayed for the same idempotency key.
+type Stored = (u16, Vec<(String, String)>, String);
+
+struct State {
+    routes: HashMap<String, RouteCursor>,
+    calls: Vec<WireCall>,
+    failures: Vec<String>,
+    rejected: u32,
+    max_calls: u32,
+    records: u32,
+    committed: HashMap<String, Stored>,
+}
+
+struct Shared {
+    start: Instant,
+    state: Mutex<State>,
+    abort: Notify,
+    log: bool,
+    create: bool,
+}
+
+/// How a fixture server behaves beyond its scripts.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServerOptions {
+    /// The runaway guard: most calls before the server refuses.
+    pub max_calls: u32,
+    /// Print a line per answered call to stderr.
+    pub log: bool,
+    /// Requests create something (the row's `request.create`): a 2xx
+    /// answer, or a `committed: true` timeout, creates a record, and a later
+    /// request with the same `idempotency-key` gets the committed answer
+    /// instead of its scripted one, as the in-process transport does.
+    pub create: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn now(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    fn end(&self, idx: usize, outcome: Outcome) {
+        let now = self.now();
+        let mut st = self.lock();
+        let c = &mut st.calls[idx];
+        if c.ended.is_none() {
+            c.ended = Some(now);
+            c.outcome = outcome;
+        }
+        if self.log {
+            eprintln!(
+                "{:>8} {} {} {} -> {}",
+                crate::base::duration::format(round_ms(c.started)),
+                crate::exec::trace::call_label(&c.route, c.attempt),
+                c.method,
+                c.path,
+                crate::exec::trace::outcome_token(&c.outcome)
+            );
+        }
+    }
+}
+
+fn round_ms(d: Duration) -> Duration {
+    Duration::from_millis(((d.as_micros() + 500) / 1000) as u64)
+}
+
+/// A route's listener.
+#[derive(Debug, Clone)]
+pub struct Listener {
+    /// Route name.
+    pub route: String,
+    /// Bound address (always 127.0.0.1).
+    pub addr: SocketAddr,
+}
+
+impl Listener {
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+/// What the server observed, handed over when a row ends.
+#[derive(Debug, Default)]
+pub struct WireReport {
+    /// Calls in arrival order.
+    pub calls: Vec<WireCall>,
+    /// Harness failures (extra call, unused entry, runaway).
+    pub failures: Vec<String>,
+    /// Requests rejected as malformed HTTP (not calls).
+    pub rejected: u32,
+    /// Records created (create requests only).
+    pub records: u32,
+}
+
+/// The per-row fixture server. Dropping the runtime that runs it closes
+/// every listener and connection.
+pub struct FixtureServer {
+    shared: Arc<Shared>,
+    listeners: Vec<Listener>,
+}
+
+impl FixtureServer {
+    /// Binds one listener per route on 127.0.0.1 (ephemeral ports) and
+    /// starts serving. Must be called inside a tokio runtime with IO and
+    /// time enabled.
+    pub async fn start(scripts: &[RouteScript], max_calls: u32) -> std::io::Result<Self> {
+        Self::start_with(
+            scripts,
+            ServerOptions {
+                max_calls,
+                ..ServerOptions::default()
+            },
+        )
+        .await
+    }
+
+    /// As [`FixtureServer::start`], with options.
+    pub async fn start_with(
+        scripts: &[RouteScript],
+        options: ServerOptions,
+    ) -> std::io::Result<Self> {
+        let routes = RouteCursor::for_scripts(scripts);
+        let shared = Arc::new(Shared {
+            start: Instant::now(),
+            state: Mutex::new(State {
+                routes,
+                calls: Vec::new(),
+                failures: Vec::new(),
+                rejected: 0,
+                max_calls: options.max_calls,
+                records: 0,
+                committed: HashMap::new(),
+            }),
+            abort: Notify::new(),
+            log: options.log,
+            create: options.create,
+        });
+        let mut listeners = Vec::new();
+        for s in scripts {
+            let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+            let addr = l.local_addr()?;
+            listeners.push(Listener {
+                route: s.route.clone(),
+                addr,
+            });
+            let route: Arc<str> = Arc::from(s.route.as_str());
+            let sh = shared.clone();
+            tokio::spawn(async move {
+                loop {
+                    match l.accept().await {
+                        Ok((sock, _)) => {
+                            let _ = sock.set_nodelay(true);
+                            tokio::spawn(serve_conn(sh.clone(), route.clone(), sock));
+                        }
+                        Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                    }
+                }
+            });
+        }
+        Ok(Self { shared, listeners })
+    }
+
+    /// The listeners, in script order.
+    pub fn listeners(&self) -> &[Listener] {
+        &self.listeners
+    }
+
+    /// When the row's clock started (the server's start).
+    pub fn start_instant(&self) -> Instant {
+        self.shared.start
+    }
+
+    /// Resolves when a harness failure (extra call, runaway) happened.
+    pub async fn aborted(&self) {
+        self.shared.abort.notified().await
+    }
+
+    /// Whether a harness failure has been recorded.
+    pub fn has_failures(&self) -> bool {
+        !self.shared.lock().failures.is_empty()
+    }
+
+    /// A snapshot of the calls so far.
+    pub fn calls(&self) -> Vec<WireCall> {
+        self.shared.lock().calls.clone()
+    }
+
+    /// Ends the row: unused entries become failures; hands over the record.
+    pub fn finish(&self, route_order: &[String]) -> WireReport {
+        let mut st = self.shared.lock();
+        let mut failures = std::mem::take(&mut st.failures);
+        for route in route_order {
+            if let Some(msg) = st.routes.get(route).and_then(|rs| rs.unused(route)) {
+                failures.push(msg);
+            }
+        }
+        let mut calls = std::mem::take(&mut st.calls);
+        calls.sort_by_key(|c| c.started);
+        WireReport {
+            calls,
+            failures,
+            rejected: st.rejected,
+            records: st.records,
+        }
+    }
+}
+
+enum Pick {
+    Entry(usize, Entry),
+    Stored(usize, Stored),
+    Refuse(usize),
+}
+
+fn observe(head: &Head, body: &[u8]) -> (Vec<(String, String)>, Option<String>, bool) {
+    let headers = head
+        .headers
+        .iter()
+        .filter(|(k, _)| !is_secret_header(k))
+        .map(|(k, v)| {
+            let mut v = v.clone();
+            if v.len() > MAX_VALUE {
+                let mut cut = MAX_VALUE;
+                while !v.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                v.truncate(cut);
+            }
+            (k.to_ascii_lowercase(), v)
+        })
+        .collect();
+    let json: Option<serde_json::Value> = serde_json::from_slice(body).ok();
+    let model = json
+        .as_ref()
+        .and_then(|j| j.get("model"))
+        .and_then(|m| m.as_str())
+        .map(|m| m.chars().take(MAX_VALUE).collect());
+    let stream = json
+        .as_ref()
+        .and_then(|j| j.get("stream"))
+        .and_then(|s| s.as_bool())
+        .unwrap_or(false);
+    (headers, model, stream)
+}
+
+fn pick(shared: &Shared, route: &str, call: WireCall) -> Pick {
+    let mut guard = shared.lock();
+    let st = &mut *guard;
+    let total = st.calls.len() as u32;
+    let attempt = st.calls.iter().filter(|c| c.route == route).count() as u32 + 1;
+    let label = crate::exec::trace::call_label(route, attempt);
+    let mut call = WireCall { attempt, ..call };
+    let mut chosen = None;
+    if total >= st.max_calls {
+        st.failures.push(format!(
+            "runaway guard: the system made more than {} calls (max_calls); it was stopped at {label}",
+            st.max_calls
+        ));
+    } else if let Some(rs) = st.routes.get_mut(route) {
+        match rs.serve(route, attempt) {
+            Ok(entry) => {
+                call.entry = entry.label.clone();
+                chosen = Some(entry);
+            }
+            Err(msg) => st.failures.push(msg),
+        }
+    }
+    // Idempotent replay of a committed create.
+    let stored = match (&chosen, shared.create) {
+        (Some(_), true) => call
+            .header("idempotency-key")
+            .and_then(|k| st.committed.get(k))
+            .cloned(),
+        _ => None,
+    };
+    st.calls.push(call);
+    let idx = st.calls.len() - 1;
+    match (chosen, stored) {
+        (Some(_), Some(s)) => Pick::Stored(idx, s),
+        (Some(e), None) => Pick::Entry(idx, e),
+        (None, _) => Pick::Refuse(idx),
+    }
+}
+
+/// Reads until the client closes (or errors). Data sent meanwhile is dropped.
+async fn until_closed(sock: &mut TcpStream) {
+    let mut buf = [0u8; 1024];
+    loop {
+        match sock.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+    }
+}
+
+async fn reject(shared: &Shared, mut sock: TcpStream, e: HttpError) {
+    shared.lock().rejected += 1;
+    let body = format!(
+        "{{\"error\":{{\"message\":\"faultmatrix fixture server: {}\",\"type\":\"bad_request\"}}}}",
+        e.message
+    );
+    let bytes = http::response_bytes(e.status, &[], body.as_bytes(), true);
+    let _ = sock.write_all(&bytes).await;
+    let _ = sock.shutdown().await;
+}
+
+async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
+    let mut buf: Vec<u8> = Vec::with_capacity(4096);
+    loop {
+        // The head.
+        let mut arrived = (!buf.is_empty()).then(|| shared.now());
+        let (head, used) = loop {
+            match http::parse_request_head(&buf) {
+                Ok(Some(h)) => break h,
+                Ok(None) => {}
+                Err(e) => return reject(&shared, sock, e).await,
+            }
+            let mut chunk = [0u8; 4096];
+            match sock.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    if arrived.is_none() {
+                        arrived = Some(shared.now());
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+            }
+        };
+        buf.drain(..used);
+        let started = arrived.unwrap_or_else(|| shared.now());
+        // The body. A client that asks first (curl does above 1 KiB) is told
+        // to go on, so it does not wait a second before sending.
+        let expects_continue = head
+            .header("expect")
+            .is_some_and(|v| v.eq_ignore_ascii_case("100-continue"));
+        if expects_continue
+            && buf.is_empty()
+            && matches!(head.framing(), Ok(Framing::Length(n)) if n > 0 && n <= http::MAX_BODY as u64)
+            && sock
+                .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+                .await
+                .is_err()
+        {
+            return;
+        }
+        let body = match head.framing() {
+            Err(e) => return reject(&shared, sock, e).await,
+            Ok(Framing::None) => Vec::new(),
+            Ok(Framing::Length(n)) => {
+                if n > http::MAX_BODY as u64 {
+                    return reject(
+                        &shared,
+                        sock,
+                        HttpError {
+                            status: 413,
+                            message: "request body too large",
+                        },
+                    )
+                    .await;
+                }
+                let n = n as usize;
+                while buf.len() < n {
+                    let mut chunk = [0u8; 8192];
+                    match sock.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                    }
+                }
+                buf.drain(..n).collect()
+            }
+            Ok(Framing::Chunked) => {
+                let mut dec = Chunked::default();
+                loop {
+                    match dec.feed(&buf, http::MAX_BODY) {
+                        Err(e) => return reject(&shared, sock, e).await,
+                        Ok((used, done)) => {
+                            buf.drain(..used);
+                            if done {
+                                break;
+                            }
+                        }
+                    }
+                    let mut chunk = [0u8; 8192];
+                    match sock.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                    }
+                }
+                dec.data
+            }
+        };
+        let (headers, model, stream) = observe(&head, &body);
+        let call = WireCall {
+            route: route.to_string(),
+            attempt: 0,
+            started,
+            ended: None,
+            outcome: Outcome::Pending,
+            method: head.method.clone(),
+            path: head.target.chars().take(MAX_VALUE).collect(),
+            headers,
+            body_size: body.len() as u64,
+            model,
+            stream,
+            answer_body: None,
+            entry: "-".into(),
+        };
+        let client_close = head
+            .header("connection")
+            .is_some_and(|v| v.eq_ignore_ascii_case("close"))
+            || head.minor == 0;
+        let key = call.header("idempotency-key").map(str::to_string);
+        let (idx, entry) = match pick(&shared, &route, call) {
+            Pick::Entry(i, e) => (i, e),
+            Pick::Stored(i, (status, headers, body)) => {
+                let bytes = http::response_bytes(status, &headers, body.as_bytes(), client_close);
+                let ok = sock.write_all(&bytes).await.is_ok();
+                shared.lock().calls[i].answer_body = Some(body);
+                shared.end(
+                    i,
+                    if ok {
+                        Outcome::Status(status)
+                    } else {
+                        Outcome::Reset
+                    },
+                );
+                if !ok || client_close {
+                    let _ = sock.shutdown().await;
+                    return;
+                }
+                continue;
+            }
+            Pick::Refuse(i) => {
+                let body = br#"{"error":{"message":"faultmatrix: no answer was scripted for this call","type":"fixture_exhausted"}}"#;
+                let bytes = http::response_bytes(
+                    500,
+                    &[("x-should-retry".into(), "false".into())],
+                    body,
+                    true,
+                );
+                let _ = sock.write_all(&bytes).await;
+                shared.end(i, Outcome::Unscripted);
+                shared.abort.notify_one();
+                let _ = sock.shutdown().await;
+                return;
+            }
+        };
+        if !entry.latency.is_zero() {
+            tokio::select! {
+                _ = tokio::time::sleep(entry.latency) => {}
+                _ = until_closed(&mut sock) => {
+                    shared.end(idx, Outcome::Timeout);
+                    return;
+                }
+            }
+        }
+        if let Answer::Response(r) = &entry.answer {
+            if shared.create && (200..300).contains(&r.status) {
+                let mut st = shared.lock();
+                st.records += 1;
+                if let Some(k) = &key {
+                    let body = r.body.clone().unwrap_or_default();
+                    st.committed
+                        .insert(k.clone(), (r.status, r.headers.clone(), body));
+                }
+            }
+        }
+        match entry.answer {
+            Answer::Timeout => {
+                if shared.create && entry.committed {
+                    let mut st = shared.lock();
+                    st.records += 1;
+                    let body = format!("{{\"id\":\"rec-{}\"}}", st.records);
+                    if let Some(k) = &key {
+                        st.committed.insert(k.clone(), (201, Vec::new(), body));
+                    }
+                }
+                until_closed(&mut sock).await;
+                shared.end(idx, Outcome::Timeout);
+                return;
+            }
+            Answer::Reset => {
+                let _ = sock.set_zero_linger();
+                shared.end(idx, Outcome::Reset);
+                drop(sock);
+                return;
+            }
+            Answer::Malformed => {
+                let _ = sock
+                    .write_all(b"HTTP/1.1 2x0 \x00\x01 not a response\r\n\x7f\x7f garbage\r\n\r\n")
+                    .await;
+                let _ = sock.shutdown().await;
+                shared.end(idx, Outcome::Malformed);
+                return;
+            }
+            Answer::Truncated => {
+                let body = br#"{"id":"chatcmpl-1","object":"chat.completion","choices":[{"#;
+                let mut bytes = http::response_bytes(200, &[], body, true);
+                // Promise twice the body, send the half, close.
+                let promised = format!("content-length: {}", body.len() * 2);
+                let text = String::from_utf8_lossy(&bytes)
+                    .replace(&format!("content-length: {}", body.len()), &promised);
+                bytes = text.into_bytes();
+                let _ = sock.write_all(&bytes).await;
+                let _ = sock.shutdown().await;
+                shared.end(idx, Outcome::Malformed);
+                return;
+            }
+            Answer::Response(r) => match r.stream {
+                None => {
+                    let body = r.body.unwrap_or_default();
+                    let bytes =
+                        http::response_bytes(r.status, &r.headers, body.as_bytes(), client_close);
+                    let ok = sock.write_all(&bytes).await.is_ok();
+                    shared.lock().calls[idx].answer_body = Some(body);
+                    shared.end(
+                        idx,
+                        if ok {
+                            Outcome::Status(r.status)
+                        } else {
+                            Outcome::Reset
+                        },
+                    );
+                    if !ok || client_close {
+                        let _ = sock.shutdown().await;
+                        return;
+                    }
+                }
+                Some(spec) => {
+                    let mut ok = sock
+                        .write_all(&http::stream_head(r.status, &r.headers))
+                        .await
+                        .is_ok();
+                    let mut data_events = 0;
+                    for item in &spec.items {
+                        if !ok {
+                            break;
+                        }
+                        ok = sock.write_all(&http::sse_chunk(item)).await.is_ok();
+                        if ok && matches!(item, SseItem::Event { .. }) {
+                            data_events += 1;
+                        }
+                    }
+                    let _ = sock.flush().await;
+                    if spec.breaks || !ok {
+                        shared.end(idx, Outcome::Broken { data_events });
+                        let _ = sock.shutdown().await;
+                        return;
+                    }
+                    let ok = sock.write_all(http::LAST_CHUNK).await.is_ok();
+                    shared.end(
+                        idx,
+                        if ok {
+                            Outcome::Status(r.status)
+                        } else {
+                            Outcome::Broken { data_events }
+                        },
+                    );
+                    if !ok || client_close {
+                        let _ = sock.shutdown().await;
+                        return;
+                    }
+                }
+            },
+        }
+    }
+}

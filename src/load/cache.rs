@@ -1,0 +1,111 @@
+//! Loading registry files once per process. A thousand matrices that say
+//! `registry: codes.yaml` share one parsed [`Registry`]: the file is read
+//! each time (cheap) and parsed again only when its text changed, so an
+//! edited registry is never served stale.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::base::diag::FileErrors;
+use crate::model::registry::Registry;
+
+/// Why a registry file could not be used.
+#[derive(Debug, Clone)]
+pub enum RegistryError {
+    /// The file could not be read.
+    Read(String),
+    /// The file has errors (schema, a terminal code that recovers...).
+    Invalid(Arc<FileErrors>),
+}
+
+type Slot = (String, Result<Arc<Registry>, Arc<FileErrors>>);
+
+fn cache() -> &'static Mutex<HashMap<(PathBuf, String), Slot>> {
+    static CACHE: OnceLock<Mutex<HashMap<(PathBuf, String), Slot>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// `a/b/../c.yaml` as `a/c.yaml`, without touching the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) {
+                    out.pop();
+                } else {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The name a registry file is shown under (relative to the current
+/// directory when below it, `/` separators), the same as discovery's.
+pub fn display(path: &Path) -> String {
+    crate::engine::discover::display_name(&normalize(path))
+}
+
+/// Loads a registry file, parsing it at most once per distinct text.
+pub fn load(path: &Path) -> Result<Arc<Registry>, RegistryError> {
+    let shown = display(path);
+    let text = std::fs::read_to_string(path).map_err(|e| RegistryError::Read(e.to_string()))?;
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path));
+    let key = (canonical.clone(), shown.clone());
+    {
+        let map = cache().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((cached, result)) = map.get(&key) {
+            if *cached == text {
+                return result.clone().map_err(RegistryError::Invalid);
+            }
+        }
+    }
+    let result = match crate::load::registry_from_text(&shown, &text) {
+        Ok(mut r) => {
+            r.path = Some(canonical);
+            Ok(Arc::new(r))
+        }
+        Err(e) => Err(Arc::new(e)),
+    };
+    cache()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, (text, result.clone()));
+    result.map_err(RegistryError::Invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_parent_components() {
+        assert_eq!(
+            normalize(Path::new("matrices/sub/../codes.yaml")),
+            PathBuf::from("matrices/codes.yaml")
+        );
+        assert_eq!(
+            normalize(Path::new("./../x/./y.yaml")),
+            PathBuf::from("../x/y.yaml")
+        );
+    }
+
+    #[test]
+    fn parses_once_and_reloads_edited_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("codes.yaml");
+        let text = "version: 1\ncodes:\n  A_CODE: { retryable: false, escalate_to: x }\n";
+        std::fs::write(&p, text).unwrap();
+        let a = load(&p).unwrap();
+        let b = load(&p).unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "the same text is parsed once");
+        std::fs::write(&p, text.replace("A_CODE", "B_CODE")).unwrap();
+        let c = load(&p).unwrap();
+        assert_eq!(c.names().collect::<Vec<_>>(), ["B_CODE"]);
+    }
+}

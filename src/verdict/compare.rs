@@ -1,0 +1,305 @@
+//! Comparing a row's expectations with what was observed. A failure is data:
+//! a message that names the row's file and line, shows a unified diff of the
+//! trace, and lists every other assertion that did not hold.
+
+use similar::{ChangeTag, TextDiff};
+
+use crate::exec::run::{Observation, RunEnd};
+use crate::model::{Matrix, Row};
+
+/// The observed trace as text, shaped like the row's expected lines.
+pub fn observed_text(row: &Row, obs: &Observation) -> String {
+    let expected = row.expect.trace.as_deref().unwrap_or(&[]);
+    let mut out = String::new();
+    for (i, line) in obs.lines.iter().enumerate() {
+        out.push_str(&line.render(expected.get(i)));
+        out.push('\n');
+    }
+    out
+}
+
+/// The expected trace as text.
+pub fn expected_text(row: &Row) -> Option<String> {
+    row.expect.trace.as_ref().map(|lines| {
+        let mut s = String::new();
+        for l in lines {
+            s.push_str(&l.text);
+            s.push('\n');
+        }
+        s
+    })
+}
+
+/// A unified diff, every line shown (traces are short), `-` expected and `+` observed.
+pub fn diff(expected: &str, observed: &str) -> String {
+    let d = TextDiff::from_lines(expected, observed);
+    let mut out = String::new();
+    for change in d.iter_all_changes() {
+        let sign = match change.tag() {
+            ChangeTag::Delete => '-',
+            ChangeTag::Insert => '+',
+            ChangeTag::Equal => ' ',
+        };
+        out.push(sign);
+        out.push(' ');
+        out.push_str(change.value().trim_end_matches('\n'));
+        out.push('\n');
+    }
+    out
+}
+
+/// Index of the first expected line that differs, if any.
+fn first_difference(expected: &str, observed: &str) -> Option<usize> {
+    let e: Vec<&str> = expected.lines().collect();
+    let o: Vec<&str> = observed.lines().collect();
+    (0..e.len().max(o.len())).find(|&i| e.get(i) != o.get(i))
+}
+
+/// Checks a row. `Ok(())` when every assertion holds, the snapshot of a
+/// snapshot row included ([`crate::verdict::snapshot`]).
+pub fn check(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(), String> {
+    crate::reports::stash_observed(matrix, row, obs);
+    let verdict = check_assertions(matrix, row, obs);
+    crate::verdict::snapshot::with_snapshot(matrix, row, obs, verdict)
+}
+
+/// The row's own assertions (everything but its snapshot).
+fn check_assertions(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(), String> {
+    let mut problems: Vec<String> = Vec::new();
+    let exp = &row.expect;
+    let observed = observed_text(row, obs);
+
+    if let Some(expected) = expected_text(row) {
+        if expected != observed {
+            let mut p = String::from("trace differs (- expected, + observed):\n");
+            p.push_str(&diff(&expected, &observed));
+            if let Some(i) = first_difference(&expected, &observed) {
+                let lines = exp.trace.as_ref().map_or(0, Vec::len);
+                if i < lines && exp.trace_path.is_empty() {
+                    // A generated row: its trace is not written in a file.
+                    p.push_str(&format!("first difference: expected line {}\n", i + 1));
+                } else if i < lines {
+                    let line = trace_line_number(matrix, row, i);
+                    p.push_str(&format!(
+                        "first difference: expected line {} of the trace, at {}:{}\n",
+                        i + 1,
+                        matrix.file,
+                        line
+                    ));
+                } else {
+                    p.push_str(&format!(
+                        "first difference: call {} was not expected (the trace lists {} call{})\n",
+                        i + 1,
+                        lines,
+                        if lines == 1 { "" } else { "s" }
+                    ));
+                }
+            }
+            problems.push(p);
+        }
+    }
+
+    let stop = obs.stop();
+    if let Some(want) = &exp.stop {
+        if want != stop {
+            problems.push(format!("stop: expected `{want}`, observed `{stop}`"));
+        }
+    }
+
+    if let Some(spec) = &exp.elapsed {
+        if !spec.holds(obs.returned_at) {
+            problems.push(format!(
+                "elapsed: expected {spec}, observed {} (virtual time until the system returned)",
+                crate::base::duration::format(obs.returned_at)
+            ));
+        }
+    }
+
+    match (&exp.error, &obs.end) {
+        (Some(_), RunEnd::Returned(Ok(_))) => {
+            problems.push("error: expected a final error, but the system returned success".into())
+        }
+        (Some(want), RunEnd::Returned(Err(got))) => {
+            if let Some(id) = &want.request_id {
+                let id = if id == "$request_id" {
+                    &obs.request_id
+                } else {
+                    id
+                };
+                if got.request_id.as_deref() != Some(id.as_str()) {
+                    problems.push(format!(
+                        "error.request_id: expected `{id}`, observed `{}`",
+                        got.request_id.as_deref().unwrap_or("-")
+                    ));
+                }
+            }
+            if let Some(code) = &want.code {
+                if got.code.as_deref() != Some(code.as_str()) {
+                    problems.push(format!(
+                        "error.code: expected `{code}`, observed `{}`",
+                        got.code.as_deref().unwrap_or("-")
+                    ));
+                }
+            }
+            if let Some(attempts) = &want.attempts {
+                let seen: Vec<String> = got.attempts.iter().map(|a| a.to_string()).collect();
+                if &seen != attempts {
+                    problems.push(format!(
+                        "error.attempts: expected [{}], observed [{}]",
+                        attempts.join(", "),
+                        seen.join(", ")
+                    ));
+                }
+            }
+            if let Some(max) = want.max_len {
+                let len = got.to_string().len();
+                if len > max {
+                    problems.push(format!(
+                        "error: rendered error is {len} bytes, above max_len {max}"
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+
+    if let Some(want) = &exp.escalations {
+        let got = &obs.escalations;
+        let same = want.len() == got.len()
+            && want
+                .iter()
+                .zip(got)
+                .all(|(w, g)| w.code == g.code && (w.to.is_none() || w.to == g.to));
+        if !same {
+            let fmt_w: Vec<String> = want
+                .iter()
+                .map(|w| match &w.to {
+                    Some(t) => format!("{} -> {t}", w.code),
+                    None => w.code.clone(),
+                })
+                .collect();
+            let fmt_g: Vec<String> = got
+                .iter()
+                .map(|g| format!("{} -> {}", g.code, g.to.as_deref().unwrap_or("-")))
+                .collect();
+            problems.push(format!(
+                "escalations: expected [{}], observed [{}]",
+                fmt_w.join(", "),
+                fmt_g.join(", ")
+            ));
+        }
+    }
+
+    if let Some(want) = exp.records {
+        if want != obs.records {
+            problems.push(format!(
+                "records: expected {want}, observed {}",
+                obs.records
+            ));
+        }
+    }
+
+    if let Some(want) = exp.amplification {
+        let first = obs.calls.first().map_or(0, |c| c.request.size);
+        let total: u64 = obs.calls.iter().map(|c| c.request.size).sum();
+        let got = if first == 0 {
+            0.0
+        } else {
+            total as f64 / first as f64
+        };
+        if (got - want).abs() > 1e-9 {
+            problems.push(format!(
+                "amplification: expected {want}, observed {got:.3} ({total} bytes sent, first attempt {first})"
+            ));
+        }
+    }
+
+    if let Some(want) = &exp.output {
+        let got = match &obs.end {
+            RunEnd::Returned(Ok(s)) => s.output.clone().unwrap_or_default(),
+            _ => String::new(),
+        };
+        if &got != want {
+            problems.push(format!("output: expected {want:?}, observed {got:?}"));
+        }
+    }
+
+    // The contract for terminal codes holds for every system.
+    if stop == "terminal" {
+        // The terminal code gets exactly one call; transient answers before
+        // it (503 then 401) are ordinary retries.
+        let code = match &obs.end {
+            RunEnd::Returned(Err(e)) => e.code.as_deref(),
+            _ => None,
+        };
+        let calls = match code {
+            Some(c) => obs
+                .lines
+                .iter()
+                .filter(|l| l.code.as_deref() == Some(c))
+                .count(),
+            None => obs.calls.len(),
+        };
+        if calls != 1 {
+            let with = code.map(|c| format!(" answered {c}")).unwrap_or_default();
+            problems.push(format!(
+                "terminal stop: expected exactly 1 call{with}, observed {calls}"
+            ));
+        }
+        let esc = obs.escalations.len();
+        if esc != 1 {
+            problems.push(format!(
+                "terminal stop: expected exactly 1 escalation event, observed {esc}"
+            ));
+        }
+        if let Some(end) = obs.calls.last().and_then(|c| c.ended) {
+            if obs.returned_at > end {
+                problems.push(format!(
+                    "terminal stop: {} of virtual time passed after the answer (a backoff was scheduled)",
+                    crate::base::duration::format(obs.returned_at - end)
+                ));
+            }
+        }
+    }
+
+    problems.extend(crate::exec::wire::assertions::check(
+        &exp.requests,
+        &obs.calls,
+    ));
+    problems.extend(obs.failures.iter().cloned());
+
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let mut msg = format!(
+        "row `{}` failed\n  --> {}\n",
+        row.name,
+        matrix.row_location(row)
+    );
+    for p in problems {
+        msg.push_str(&p);
+        if !msg.ends_with('\n') {
+            msg.push('\n');
+        }
+    }
+    if exp.trace.is_none() && !obs.lines.is_empty() {
+        msg.push_str("observed trace:\n");
+        for l in observed.lines() {
+            msg.push_str("  ");
+            msg.push_str(l);
+            msg.push('\n');
+        }
+    }
+    Err(msg)
+}
+
+/// The 1-based file line of the `i`-th expected trace line.
+pub fn trace_line_number(matrix: &Matrix, row: &Row, i: usize) -> usize {
+    crate::load::trace_item_pos(
+        matrix.positions(),
+        &matrix.source,
+        &row.expect.trace_path,
+        i,
+    )
+    .line
+}

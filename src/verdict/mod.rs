@@ -1,0 +1,5 @@
+//! Verdicts: a row's expectations against what was observed, snapshots
+//! included.
+
+pub mod compare;
+pub mod snapshot;
