@@ -9,13 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use faultmatrix::base::yaml::{self, Seg, Value, YamlError};
-use faultmatrix::contracts::system::{
-    AttemptNote, Built, Escalation, FinalError, RowContext, Success, SystemResult,
-};
-use faultmatrix::contracts::transport::{BoxFuture, Request, Transport};
 use faultmatrix::harness::Harness;
 use faultmatrix::load::raw::Dur;
 use faultmatrix::model::registry::{Observed, Registry};
+use faultmatrix::system::{
+    AttemptNote, Built, Escalation, FinalError, RowContext, Success, SystemResult,
+};
+use faultmatrix::transport::{BoxFuture, Request, Transport};
 use faultmatrix::System;
 
 // ---------------------------------------------------------------- the client
@@ -220,6 +220,7 @@ fn chat_client(policy: &Value, registry: &Arc<Registry>) -> Result<Built, Vec<Ya
         }),
         routes: Some(vec!["primary".into(), "backup".into()]),
         body_paths: Vec::new(),
+        deadline: None,
     })
 }
 

@@ -11,17 +11,17 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use faultmatrix::base::yaml::Value;
-use faultmatrix::contracts::system::{
-    AttemptNote, Built, EscalationSink, Factory, RowContext, System, SystemResult, Systems,
-};
-use faultmatrix::contracts::transport::{
-    Body, BoxFuture, EventStream, Request, Response, Transport, TransportError,
-};
 use faultmatrix::exec::run::run_row;
 use faultmatrix::load::load_text;
 use faultmatrix::model::registry::Registry;
 use faultmatrix::model::SseItem;
 use faultmatrix::policy::{Controller, Invocation, Jitter, Policy};
+use faultmatrix::system::{
+    AttemptNote, Built, EscalationSink, Factory, RowContext, System, SystemResult, Systems,
+};
+use faultmatrix::transport::{
+    Body, BoxFuture, EventStream, Request, Response, Transport, TransportError,
+};
 use faultmatrix::verdict::compare::check;
 
 /// The one mistake a broken system makes.
@@ -201,6 +201,7 @@ fn broken(mutate: fn(&mut Policy), mistake: Mistake) -> Factory {
                 controller: Controller::new(policy, reg.table.clone()),
                 mistake,
             }),
+            deadline: None,
         })
     })
 }

@@ -7,11 +7,11 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use faultmatrix::contracts::system::{Built, Success, System, Systems};
-use faultmatrix::contracts::transport::{BoxFuture, Request};
 use faultmatrix::harness::Harness;
 use faultmatrix::load::load_text;
 use faultmatrix::model::Matrix;
+use faultmatrix::system::{Built, Success, System, Systems};
+use faultmatrix::transport::{BoxFuture, Request};
 
 /// Loads `yaml` as `t.yaml` and returns every row's verdict message.
 fn verdicts_with(yaml: &str, systems: &Systems) -> Vec<Result<(), String>> {
@@ -161,8 +161,8 @@ struct Looping;
 impl System for Looping {
     fn run(
         &self,
-        ctx: faultmatrix::contracts::system::RowContext,
-    ) -> BoxFuture<'_, faultmatrix::contracts::system::SystemResult> {
+        ctx: faultmatrix::system::RowContext,
+    ) -> BoxFuture<'_, faultmatrix::system::SystemResult> {
         Box::pin(async move {
             loop {
                 let _ = ctx
@@ -183,8 +183,8 @@ struct Hanging;
 impl System for Hanging {
     fn run(
         &self,
-        ctx: faultmatrix::contracts::system::RowContext,
-    ) -> BoxFuture<'_, faultmatrix::contracts::system::SystemResult> {
+        ctx: faultmatrix::system::RowContext,
+    ) -> BoxFuture<'_, faultmatrix::system::SystemResult> {
         Box::pin(async move {
             let _ = ctx
                 .transport
@@ -203,8 +203,8 @@ struct CallsAfterReturn;
 impl System for CallsAfterReturn {
     fn run(
         &self,
-        ctx: faultmatrix::contracts::system::RowContext,
-    ) -> BoxFuture<'_, faultmatrix::contracts::system::SystemResult> {
+        ctx: faultmatrix::system::RowContext,
+    ) -> BoxFuture<'_, faultmatrix::system::SystemResult> {
         Box::pin(async move {
             let t = ctx.transport.clone();
             let _ = t
@@ -229,12 +229,13 @@ impl System for CallsAfterReturn {
 
 fn custom_systems() -> Systems {
     let mut s = Systems::new();
-    let plain = |sys: Arc<dyn System>| -> faultmatrix::contracts::system::Factory {
+    let plain = |sys: Arc<dyn System>| -> faultmatrix::system::Factory {
         Arc::new(move |_, _| {
             Ok(Built {
                 system: sys.clone(),
                 routes: Some(vec!["A".into()]),
                 body_paths: Vec::new(),
+                deadline: None,
             })
         })
     };

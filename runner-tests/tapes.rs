@@ -12,10 +12,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use faultmatrix::contracts::system::Systems;
 use faultmatrix::exec::tape::upstream::{Reply, Upstream};
 use faultmatrix::exec::tape::{self, Mode, RecordOptions, Tape};
 use faultmatrix::model::Matrix;
+use faultmatrix::system::Systems;
 
 /// The credential the recorder sends (no known prefix: only the literal
 /// secret scrub can catch it).
@@ -571,7 +571,7 @@ fn shipped_tapes_are_what_the_record_mode_records() {
     let rerecord = std::env::var("FAULTMATRIX_RERECORD_SHIPPED").is_ok_and(|v| v == "1");
     let mut stale = Vec::new();
     for row in &m.rows {
-        let Some(tape) = &row.tape else { continue };
+        let Some(tape) = row.tape() else { continue };
         let ups: Vec<(&str, Upstream)> = shipped_script(&row.name)
             .into_iter()
             .map(|(r, replies)| (r, Upstream::start(replies).unwrap()))

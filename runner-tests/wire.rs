@@ -59,7 +59,7 @@ fn load(path: &str) -> faultmatrix::model::Matrix {
         display: path.to_string(),
     };
     match discover::load_one(&found, &faultmatrix::Systems::new()) {
-        Loaded::Matrix(m) => m,
+        Loaded::Matrix(m) => *m,
         Loaded::Errors(e) => panic!("{e}"),
         Loaded::Registry => panic!("{path} is a registry"),
     }
@@ -122,7 +122,7 @@ fn seed_over_http_trials() -> Vec<Trial> {
     let mut m = load("matrices/seed-fallback.yaml");
     faultmatrix::cli::wire::over_http(&mut m, env!("CARGO_BIN_EXE_faultmatrix"));
     assert!(
-        m.command.is_some(),
+        m.command().is_some(),
         "the seed matrix runs the reference system"
     );
     let m = std::sync::Arc::new(m);

@@ -6,13 +6,13 @@
 
 use std::time::{Duration, Instant};
 
-use faultmatrix::contracts::transport::{Body, Request, Transport, TransportError};
 use faultmatrix::exec::scripted::Outcome;
 use faultmatrix::exec::wire::client::HttpTransport;
 use faultmatrix::exec::wire::FixtureServer;
 use faultmatrix::model::{
     Answer, Entry, Repeat, RouteScript, ScriptedResponse, SseItem, StreamSpec,
 };
+use faultmatrix::transport::{Body, Request, Transport, TransportError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -393,7 +393,7 @@ fn bad_wire_settings_get_diagnostics() {
 fn truncated_and_request_assertions_hold_in_process_too() {
     let text = "title: t\npolicy: { routes: [{ name: A, attempts: 3 }] }\nrows:\n  - name: r\n    request: { idempotency_key: true, create: true }\n    inject: { A: [truncated, 200] }\n    expect:\n      trace: |\n        A1 malformed MALFORMED_RESPONSE retry wait=1s\n        A2 200 return\n      requests:\n        \"*\": { headers: { idempotency-key: $same, x-retry-count: $retries } }\n        A2: { headers: { x-retry-count: \"0\" } }\n";
     let m = load(text).unwrap();
-    assert!(m.command.is_none());
+    assert!(m.command().is_none());
     let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
     let msg = faultmatrix::verdict::compare::check(&m, &m.rows[0], &obs).unwrap_err();
     // Only the deliberately wrong assertion fails, naming the call.
@@ -525,7 +525,7 @@ fn a_tape_row_is_refused_over_the_wire() {
             .unwrap();
     faultmatrix::cli::wire::over_http(&mut m, env!("CARGO_BIN_EXE_faultmatrix"));
     let row = &m.rows[0];
-    assert!(row.tape.is_some());
+    assert!(row.tape().is_some());
     let obs = faultmatrix::exec::run::run_row(&m, row);
     assert_eq!(
         obs.failures,

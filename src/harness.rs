@@ -26,8 +26,8 @@ use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
-use crate::contracts::system::{Factory, Systems};
 use crate::engine::discover::{self, Found, Loaded};
+use crate::load::systems::{Factory, Systems};
 
 /// Builds trials from matrix files and runs them.
 pub struct Harness {

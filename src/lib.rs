@@ -35,5 +35,18 @@ pub mod model;
 pub mod reports;
 pub mod verdict;
 
-pub use contracts::system::{System, Systems};
+pub use contracts::system::System;
+pub use load::systems::Systems;
+
+/// Everything a custom system needs: the [`System`] trait, what a row
+/// hands it, how it ends, and how it is built and registered by name.
+pub mod system {
+    pub use crate::contracts::system::*;
+    pub use crate::load::systems::{Built, Factory, Systems};
+}
+
+/// The transport a system calls (from the controller crate).
+pub mod transport {
+    pub use crate::contracts::transport::*;
+}
 pub use load::policy;

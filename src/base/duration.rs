@@ -12,6 +12,12 @@ use std::time::Duration;
 
 pub use faultmatrix_controller::duration::{format, parse};
 
+/// Rounds a real duration to the millisecond (trace text of real-time rows
+/// stays readable).
+pub fn round_ms(d: Duration) -> Duration {
+    Duration::from_millis(((d.as_micros() + 500) / 1000) as u64)
+}
+
 /// An expected duration: exact, or an inclusive range `lo..hi`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DurationSpec {

@@ -4,5 +4,10 @@
 
 pub mod diag;
 pub mod duration;
+pub mod json;
+pub mod label;
+pub mod paths;
+pub mod redact;
 pub mod sse;
+pub mod url;
 pub mod yaml;

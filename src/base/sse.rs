@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::SseItem;
+use faultmatrix_controller::SseItem;
 
 /// Parses an event stream into items, keeping boundaries and comments.
 /// Returns the items and whether the text ended inside an event.

@@ -7,8 +7,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::cli::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
-use crate::contracts::system::Systems;
 use crate::engine::discover::{self, Loaded};
+use crate::load::systems::Systems;
 use crate::reports;
 use crate::reports::text::{self, RowResult};
 
@@ -83,7 +83,7 @@ pub fn snapshots(a: &SnapshotsArgs, systems: &Systems) -> u8 {
         discover::default_threads(),
     )) {
         match l {
-            Loaded::Matrix(m) => matrices.push(m),
+            Loaded::Matrix(m) => matrices.push(*m),
             Loaded::Registry => {}
             Loaded::Errors(e) => {
                 eprintln!("{e}");

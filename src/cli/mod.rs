@@ -12,8 +12,8 @@ pub mod wire;
 
 use clap::{Parser, Subcommand};
 
-use crate::contracts::system::Systems;
 use crate::engine::discover::{self, Found, Loaded};
+use crate::load::systems::Systems;
 use crate::model::Matrix;
 use crate::reports::text::{self, RowResult, Verdict};
 
@@ -209,7 +209,7 @@ fn select(a: &SelectArgs, systems: &Systems, threads: usize) -> Result<Selected,
     let mut registry_ids = Vec::new();
     for (f, l) in files.iter().zip(loaded) {
         match l {
-            Loaded::Matrix(m) => matrices.push(m),
+            Loaded::Matrix(m) => matrices.push(*m),
             Loaded::Registry => match crate::engine::suite::Suite::load(f) {
                 Ok(s) => registry_ids.extend(s.ids()),
                 Err(msg) => errors.push(crate::engine::suite::load_failure(f, msg)),

@@ -12,7 +12,7 @@ use crate::contracts::system::{EscalationSink, JitterSource, RowContext};
 use crate::exec::wire::client::HttpTransport;
 use crate::exec::wire::command::{url_var, CommandSpec};
 use crate::exec::wire::server::{FixtureServer, ServerOptions};
-use crate::model::Matrix;
+use crate::model::{Matrix, SystemUnderTest};
 use crate::Systems;
 
 /// `serve` options.
@@ -88,7 +88,7 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
                 log: !a.quiet,
                 create: r.settings.request.create,
             };
-            match FixtureServer::start_with(&r.inject, options).await {
+            match FixtureServer::start_with(r.inject(), options).await {
                 Ok(s) => servers.push((r, s)),
                 Err(e) => {
                     eprintln!("error: cannot bind 127.0.0.1: {e}");
@@ -110,7 +110,7 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
         }
         let _ = tokio::signal::ctrl_c().await;
         for (r, s) in &servers {
-            let order: Vec<String> = r.inject.iter().map(|x| x.route.clone()).collect();
+            let order: Vec<String> = r.inject().iter().map(|x| x.route.clone()).collect();
             let report = s.finish(&order);
             let calls = crate::exec::wire::command::records(&report.calls);
             let lines = crate::exec::trace::observe(
@@ -178,7 +178,7 @@ pub fn client(a: &ClientArgs, systems: &Systems) -> u8 {
     let routes: Vec<String> = built
         .routes
         .clone()
-        .unwrap_or_else(|| row.inject.iter().map(|r| r.route.clone()).collect());
+        .unwrap_or_else(|| row.inject().iter().map(|r| r.route.clone()).collect());
     let mut bases = Vec::new();
     for r in &routes {
         // Routes without a listener get an address nothing listens on.
@@ -245,17 +245,17 @@ pub fn client(a: &ClientArgs, systems: &Systems) -> u8 {
 /// Makes every reference-system matrix run over the wire, with this binary's
 /// `client` subcommand as the command (`faultmatrix run --over-http`).
 pub fn over_http(m: &mut Matrix, exe: &str) {
-    if m.command.is_none() && m.system_name == "reference" {
+    if m.system_name() == "reference" {
         let routes = crate::base::yaml::parse_value(&m.source)
             .ok()
             .and_then(|v| v.get("policy").cloned())
             .and_then(|p| crate::load::policy::from_value(&p).ok())
             .map(|p| p.routes.into_iter().map(|r| r.name).collect());
-        m.command = Some(Arc::new(CommandSpec {
+        m.system = SystemUnderTest::Command(Arc::new(CommandSpec {
             argv: vec![exe.to_string(), "client".into()],
             env: Vec::new(),
             cwd: None,
-            timeout: crate::exec::wire::command::DEFAULT_TIMEOUT,
+            timeout: crate::model::command::DEFAULT_TIMEOUT,
             routes,
         }));
     }

@@ -10,10 +10,10 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::contracts::system::Systems;
 use crate::engine::discover::{self, Found, Loaded};
 use crate::engine::guardrails::{self, Coverage};
 use crate::engine::suite::Suite;
+use crate::load::systems::Systems;
 use crate::model::registry::Registry;
 
 /// What `check` found.

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::base::diag::FileErrors;
-use crate::contracts::system::Systems;
+use crate::load::systems::Systems;
 use crate::model::Matrix;
 
 /// A matrix file to load.
@@ -32,17 +32,7 @@ pub fn globset(patterns: &[String]) -> Result<GlobSet, String> {
     b.build().map_err(|e| e.to_string())
 }
 
-/// Display name of a path: relative to the current directory when below
-/// it, with `/` separators.
-pub fn display_name(path: &Path) -> String {
-    let cwd = std::env::current_dir().ok();
-    let rel = cwd
-        .as_deref()
-        .and_then(|c| path.strip_prefix(c).ok())
-        .unwrap_or(path);
-    let s = rel.to_string_lossy().replace('\\', "/");
-    s.strip_prefix("./").map(str::to_string).unwrap_or(s)
-}
+pub use crate::base::paths::display_name;
 
 /// Whether text is a reason-code registry rather than a matrix.
 pub fn is_registry(text: &str) -> bool {
@@ -96,7 +86,7 @@ pub fn find(root: &Path, set: &GlobSet) -> std::io::Result<Vec<Found>> {
 /// What loading one file gave.
 pub enum Loaded {
     /// A valid matrix.
-    Matrix(Matrix),
+    Matrix(Box<Matrix>),
     /// A registry file (not a matrix; skipped by runners).
     Registry,
     /// Errors.
@@ -109,7 +99,7 @@ pub fn load_one(found: &Found, systems: &Systems) -> Loaded {
         Ok(t) => t,
         Err(_) => {
             return match crate::load::load_file(&found.path, &found.display, systems) {
-                Ok(m) => Loaded::Matrix(m),
+                Ok(m) => Loaded::Matrix(Box::new(m)),
                 Err(e) => Loaded::Errors(e),
             }
         }
@@ -118,7 +108,7 @@ pub fn load_one(found: &Found, systems: &Systems) -> Loaded {
         return Loaded::Registry;
     }
     match crate::load::load_text(&found.display, &text, found.path.parent(), systems) {
-        Ok(m) => Loaded::Matrix(m),
+        Ok(m) => Loaded::Matrix(Box::new(m)),
         Err(e) => Loaded::Errors(e),
     }
 }

@@ -26,7 +26,7 @@ use crate::base::yaml::Seg;
 use crate::model::registry::{Code, Registry};
 use crate::model::{
     Answer, Entry, Expect, ExpectedError, ExpectedEscalation, Matrix, Repeat, RouteScript, Row,
-    Settings,
+    Script, Settings, SystemUnderTest,
 };
 
 /// First backoff delay of the generated policy.
@@ -210,7 +210,7 @@ impl Lines {
         self.text
             .iter()
             .map(|t| {
-                crate::exec::trace::parse_line(t, &self.routes)
+                crate::load::trace_line::parse_line(t, &self.routes)
                     .unwrap_or_else(|e| panic!("generated trace line `{t}` does not parse: {e}"))
             })
             .collect()
@@ -268,8 +268,7 @@ fn row(def: &Code, case: Case, inject: Vec<RouteScript>, lines: &Lines, expect: 
         path: vec![Seg::Key("codes".into()), Seg::Key(def.name.clone())],
         ignore: None,
         tags: vec!["generated".into(), def.name.clone()],
-        inject,
-        tape: None,
+        script: Script::Inject(inject),
         settings,
         expect: Expect {
             trace: Some(lines.parse()),
@@ -429,8 +428,10 @@ pub fn generate(registry: &Arc<Registry>) -> Vec<Matrix> {
             registry.origin.clone(),
             source.clone(),
             format!("generated tests of {}", def.name),
-            "reference".into(),
-            built.system,
+            SystemUnderTest::InProcess {
+                name: "reference".into(),
+                system: built.system,
+            },
             registry.clone(),
             rows,
             Vec::new(),

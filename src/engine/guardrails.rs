@@ -277,7 +277,7 @@ impl Coverage {
         let Some(path) = &m.registry.path else { return };
         let set = self.by_registry.entry(path.clone()).or_default();
         for row in &m.rows {
-            for s in &row.inject {
+            for s in row.inject() {
                 for e in &s.entries {
                     if let Some(code) = classify(&m.registry, e, m.body_paths()) {
                         set.insert(code);
@@ -328,7 +328,7 @@ mod tests {
 
     #[test]
     fn the_builtin_registry_passes_every_guardrail() {
-        let r = crate::model::registry::Registry::builtin();
+        let r = crate::load::registry::builtin();
         let f = failures(&r, &Coverage::new());
         // The built-in registry has no file, so coverage counts only the
         // generated tests, which inject every code.

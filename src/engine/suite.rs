@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use libtest_mimic::{Failed, Trial};
 
-use crate::contracts::system::Systems;
 use crate::engine::discover::{self, Found, Loaded};
 use crate::engine::generate;
 use crate::engine::guardrails::{Coverage, Guardrail};
 use crate::load::cache::{self, RegistryError};
+use crate::load::systems::Systems;
 use crate::model::registry::Registry;
 use crate::model::Matrix;
 use crate::reports::text::{RowResult, Verdict};

@@ -8,13 +8,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::contracts::system::System;
 use crate::contracts::system::{EscalationSink, JitterSource, RowContext, SystemResult};
 use crate::contracts::transport::Transport;
 use crate::exec::scripted::{CallRecord, Scripted};
 use crate::exec::tape::record::Session;
 use crate::exec::tape::{Mode, TapeOutcome};
 use crate::exec::trace::{self, Ending, ObservedLine};
-use crate::model::{Matrix, Row};
+use crate::model::{Matrix, Row, SystemUnderTest};
 
 /// How the system's run ended.
 #[derive(Debug, Clone)]
@@ -28,7 +29,7 @@ pub enum RunEnd {
 }
 
 /// Everything observed while running a row.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Observation {
     /// Raw call records in start order.
     pub calls: Vec<CallRecord>,
@@ -101,25 +102,33 @@ pub fn run_and_check(matrix: &Matrix, row: &Row) -> Result<(), String> {
 
 /// Runs a row of a matrix, replaying or recording its tape as `mode` says.
 pub fn run_row_with(matrix: &Matrix, row: &Row, mode: &Mode) -> Observation {
-    if let Some(spec) = &matrix.command {
-        // A command system runs over HTTP on the real clock.
-        return crate::exec::wire::command::run_row(matrix, row, spec);
-    }
+    let system = match &matrix.system {
+        SystemUnderTest::Command(spec) => {
+            // A command system runs over HTTP on the real clock.
+            return crate::exec::wire::command::run_row(matrix, row, spec);
+        }
+        SystemUnderTest::InProcess { system, .. } => system.clone(),
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()
         .expect("building a current-thread runtime does not fail");
-    rt.block_on(run_row_async(matrix, row, mode))
+    rt.block_on(run_row_async(matrix, row, system.as_ref(), mode))
 }
 
-async fn run_row_async(matrix: &Matrix, row: &Row, mode: &Mode) -> Observation {
+async fn run_row_async(
+    matrix: &Matrix,
+    row: &Row,
+    system: &dyn System,
+    mode: &Mode,
+) -> Observation {
     let s = &row.settings;
     let request_id = request_id(&matrix.file, &row.name);
-    let (transport, system_transport, session): (Scripted, Arc<dyn Transport>, _) = match &row.tape
+    let (transport, system_transport, session): (Scripted, Arc<dyn Transport>, _) = match row.tape()
     {
         None => {
-            let t = Scripted::new(&row.inject, s.max_calls);
+            let t = Scripted::new(row.inject(), s.max_calls);
             (t.clone(), Arc::new(t), None)
         }
         Some(tape) => match Session::open(tape, mode, s.max_calls) {
@@ -143,7 +152,7 @@ async fn run_row_async(matrix: &Matrix, row: &Row, mode: &Mode) -> Observation {
         escalations: escalations.clone(),
         wall_start: crate::load::policy::retry_after::default_wall_start(),
     };
-    let mut fut = matrix.system.run(ctx);
+    let mut fut = system.run(ctx);
     let end = tokio::select! {
         biased;
         _ = abort.notified() => RunEnd::Aborted,
@@ -168,7 +177,7 @@ async fn run_row_async(matrix: &Matrix, row: &Row, mode: &Mode) -> Observation {
             if n == 1 { "" } else { "s" }
         ));
     }
-    let route_order: Vec<String> = row.inject.iter().map(|r| r.route.clone()).collect();
+    let route_order: Vec<String> = row.inject().iter().map(|r| r.route.clone()).collect();
     let (report, tape) = match &session {
         Some(session) => {
             let (report, outcome) = session.finish();

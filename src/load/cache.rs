@@ -48,7 +48,7 @@ pub fn normalize(path: &Path) -> PathBuf {
 /// The name a registry file is shown under (relative to the current
 /// directory when below it, `/` separators), the same as discovery's.
 pub fn display(path: &Path) -> String {
-    crate::engine::discover::display_name(&normalize(path))
+    crate::base::paths::display_name(&normalize(path))
 }
 
 /// Loads a registry file, parsing it at most once per distinct text.

@@ -1,14 +1,38 @@
 //! Loading: files and text into validated [`Matrix`](crate::model::Matrix)
-//! and [`Registry`](crate::model::registry::Registry) values, in two passes (serde
-//! shapes in [`raw`], then [`validate`]), collecting every error of a file
-//! before anything runs.
+//! and [`Registry`](crate::model::registry::Registry) values, in two passes
+//! (serde shapes in [`raw`], then validation into the model), collecting
+//! every error of a file before anything runs.
+//!
+//! | module | what it owns |
+//! |---|---|
+//! | [`raw`], [`recover`] | serde shapes that mirror the files; every shape error of a row |
+//! | [`ctx`] | collecting one file's diagnostics with positions |
+//! | [`matrix`] | a matrix file: fast path, slow path, registry, system, rows |
+//! | [`rows`], [`settings`], [`entries`], [`expect`] | a row, its settings, script entries, expectations |
+//! | [`trace_line`] | the grammar of an expected trace line |
+//! | [`registry`], [`cache`] | registry files, the built-in registry, parsed once per text |
+//! | [`policy`], [`systems`] | the reference system's `policy:` and systems by name |
+//! | [`command`], [`tape`], [`requests`] | command systems, tapes, request assertions |
+//! | [`schema`] | the JSON Schemas of matrix and registry files |
 
 pub mod cache;
+pub mod command;
+pub mod ctx;
+pub mod entries;
+pub mod expect;
+pub mod matrix;
 pub mod policy;
 pub mod raw;
 pub mod recover;
+pub mod registry;
+pub mod requests;
+pub mod rows;
 pub mod schema;
+pub mod settings;
+pub mod systems;
 pub mod tape;
-pub mod validate;
+pub mod trace_line;
 
-pub use validate::{builtin_registry, load_file, load_text, registry_from_text, trace_item_pos};
+pub use expect::trace_item_pos;
+pub use matrix::{load_file, load_text};
+pub use registry::{builtin_registry, registry_from_text};

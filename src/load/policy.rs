@@ -24,9 +24,9 @@
 //! ```
 //! use std::time::Duration;
 //! use faultmatrix::policy::{Codes, Controller, Invocation};
-//! use faultmatrix::contracts::system::EscalationSink;
+//! use faultmatrix::system::EscalationSink;
 //! use faultmatrix::model::RequestSpec;
-//! use faultmatrix::contracts::transport::{Body, BoxFuture, Request, Response, Transport, TransportError};
+//! use faultmatrix::transport::{Body, BoxFuture, Request, Response, Transport, TransportError};
 //!
 //! /// Stands in for an HTTP client: the primary is down, the backup answers.
 //! struct Upstreams;
@@ -72,8 +72,9 @@ pub use faultmatrix_controller::{
 };
 
 use crate::base::yaml::{self, Seg, Value, YamlError};
-use crate::contracts::system::{Built, RowContext, System, SystemResult};
+use crate::contracts::system::{RowContext, System, SystemResult};
 use crate::contracts::transport::BoxFuture;
+use crate::load::systems::Built;
 use crate::model::registry::Registry;
 
 /// The reference system: a [`Controller`] run once per row.
@@ -83,7 +84,7 @@ pub struct Reference {
 
 impl Reference {
     /// The system for this controller (register variants of it in
-    /// [`Systems`](crate::contracts::system::Systems) to compare policies).
+    /// [`Systems`](crate::load::systems::Systems) to compare policies).
     pub fn new(controller: Controller) -> Self {
         Self { controller }
     }
@@ -187,6 +188,7 @@ pub fn build_reference(policy: &Value, registry: &Arc<Registry>) -> Result<Built
     }
     let routes = policy.routes.iter().map(|r| r.name.clone()).collect();
     let body_paths = policy.body_paths.clone();
+    let deadline = policy.deadline;
     Ok(Built {
         body_paths,
         system: Arc::new(Reference::new(Controller::new(
@@ -194,6 +196,7 @@ pub fn build_reference(policy: &Value, registry: &Arc<Registry>) -> Result<Built
             registry.table.clone(),
         ))),
         routes: Some(routes),
+        deadline,
     })
 }
 
@@ -202,8 +205,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::contracts::system::Systems;
     use crate::load::load_text;
+    use crate::load::systems::Systems;
 
     fn errors(policy: &str) -> String {
         let text = format!(

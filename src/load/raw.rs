@@ -4,6 +4,7 @@
 use serde::Deserialize;
 
 use crate::base::yaml::Value;
+use crate::model::tolerance::Tolerance;
 
 pub use faultmatrix_controller::duration::Dur;
 
@@ -15,7 +16,7 @@ pub struct RawMatrix {
     pub title: String,
     /// The system under test (default `reference`, the built-in controller).
     #[serde(default)]
-    #[schemars(with = "Option<crate::exec::wire::command::SystemSchema>")]
+    #[schemars(with = "Option<crate::load::schema::SystemSchema>")]
     pub system: Option<Value>,
     /// Configuration handed to the system.
     #[serde(default)]
@@ -63,7 +64,7 @@ pub struct RawSettings {
     pub max_calls: Option<u32>,
     /// Real-time tolerance (over the wire).
     #[serde(default)]
-    pub tolerance: Option<crate::exec::wire::tolerance::RawTolerance>,
+    pub tolerance: Option<RawTolerance>,
 }
 
 /// A row.
@@ -107,7 +108,7 @@ pub struct RawRow {
     pub max_calls: Option<u32>,
     /// Real-time tolerance (over the wire).
     #[serde(default)]
-    pub tolerance: Option<crate::exec::wire::tolerance::RawTolerance>,
+    pub tolerance: Option<RawTolerance>,
     /// What must be observed: `trace` (or `snapshot: true`), `stop`, ...
     pub expect: RawExpect,
     /// A tape to replay instead of `inject` (relative to the matrix file).
@@ -178,7 +179,7 @@ pub struct RawExpect {
     pub snapshot: Option<bool>,
     /// Request assertions, by call label.
     #[serde(default)]
-    #[schemars(with = "Option<crate::exec::wire::assertions::RequestsSchema>")]
+    #[schemars(with = "Option<crate::load::schema::RequestsSchema>")]
     pub requests: Option<Value>,
 }
 
@@ -281,4 +282,88 @@ pub struct RawSseItem {
     /// Event id.
     #[serde(default)]
     pub id: Option<String>,
+}
+
+/// `tolerance:` as written: `{ abs: 50ms, rel: 10% }` (either may be left out).
+/// Over the wire only: how far a real wait may be from the expected one.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawTolerance {
+    /// Absolute slack (default 50ms).
+    #[serde(default)]
+    pub abs: Option<Dur>,
+    /// Relative slack, of the expected value: `10%` or a fraction such as `0.1` (default 10%).
+    #[serde(default)]
+    pub rel: Option<RawRel>,
+}
+
+/// A relative tolerance as written: `10%` or a fraction such as `0.1`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum RawRel {
+    /// `0.1`.
+    Fraction(f64),
+    /// `10%`.
+    Percent(String),
+}
+
+impl RawTolerance {
+    /// Applies the written fields on top of `base`.
+    pub fn apply(&self, base: Tolerance) -> Result<Tolerance, String> {
+        let mut t = base;
+        if let Some(a) = self.abs {
+            t.abs = a.0;
+        }
+        if let Some(r) = &self.rel {
+            let v = match r {
+                RawRel::Fraction(f) => *f,
+                RawRel::Percent(s) => {
+                    let num = s.trim().strip_suffix('%').ok_or_else(|| {
+                        format!("`rel: {s}` is not a percentage: write it as `10%` or `0.1`")
+                    })?;
+                    num.trim()
+                        .parse::<f64>()
+                        .map_err(|_| format!("`rel: {s}` is not a percentage: write it as `10%`"))?
+                        / 100.0
+                }
+            };
+            if !(v.is_finite() && (0.0..=10.0).contains(&v)) {
+                return Err(format!(
+                    "`rel` is {v}: a relative tolerance is a fraction from 0 to 10 (0% to 1000%)"
+                ));
+            }
+            t.rel = v;
+        }
+        Ok(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn parses_written_tolerances() {
+        let base = Tolerance::default();
+        let raw: RawTolerance = serde_yaml::from_str("{ abs: 20ms, rel: 5% }").unwrap();
+        assert_eq!(
+            raw.apply(base).unwrap(),
+            Tolerance {
+                abs: ms(20),
+                rel: 0.05
+            }
+        );
+        let raw: RawTolerance = serde_yaml::from_str("{ rel: 0.25 }").unwrap();
+        assert_eq!(raw.apply(base).unwrap().rel, 0.25);
+        let raw: RawTolerance = serde_yaml::from_str("{ rel: ten }").unwrap();
+        assert!(raw.apply(base).unwrap_err().contains("percentage"));
+        let raw: RawTolerance = serde_yaml::from_str("{ rel: -1 }").unwrap();
+        assert!(raw.apply(base).unwrap_err().contains("fraction"));
+    }
 }

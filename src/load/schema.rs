@@ -25,7 +25,7 @@ pub enum Kind {
 pub fn render(kind: Kind) -> String {
     let mut schema = match kind {
         Kind::Matrix => schemars::schema_for!(crate::load::raw::RawMatrix),
-        Kind::Registry => schemars::schema_for!(crate::load::validate::RawRegistry),
+        Kind::Registry => schemars::schema_for!(crate::load::registry::RawRegistry),
     };
     let title = match kind {
         Kind::Matrix => "faultmatrix matrix file",
@@ -169,6 +169,66 @@ schema_only!(
         })
     }
 );
+
+/// The JSON Schema of `system:` (a registered name, or a command block).
+pub struct SystemSchema;
+
+impl schemars::JsonSchema for SystemSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "System".into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let duration = <crate::load::raw::Dur as schemars::JsonSchema>::json_schema(g);
+        schemars::json_schema!({
+            "description": "The system under test: a registered name (default `reference`), or a command run over HTTP (docs/over-the-wire.md).",
+            "anyOf": [
+                { "type": "string" },
+                {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["command"],
+                    "properties": {
+                        "command": { "description": "Program and arguments; `${VAR}` and `${VAR:-default}` expand.", "type": "array", "items": { "type": "string" }, "minItems": 1 },
+                        "env": { "description": "Added to the environment.", "type": "object", "additionalProperties": { "type": "string" } },
+                        "cwd": { "description": "Working directory, relative to the matrix file (default: its directory).", "type": "string" },
+                        "timeout": duration,
+                        "routes": { "description": "Declared routes, in fallback order.", "type": "array", "items": { "type": "string" } }
+                    }
+                }
+            ]
+        })
+    }
+}
+
+/// The JSON Schema of `expect.requests` (for editors).
+pub struct RequestsSchema;
+
+impl JsonSchema for RequestsSchema {
+    fn schema_name() -> Cow<'static, str> {
+        "Requests".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "Assertions on the requests, by call label (`A1`) or `\"*\"` for every call; see docs/over-the-wire.md.",
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "headers": {
+                        "description": "Header name to a value, or `$present`, `$absent`, `$same` (identical on every covered call), `$retries` (calls made before this one). Credential headers cannot be asserted.",
+                        "type": "object",
+                        "additionalProperties": { "type": ["string", "number", "boolean"] }
+                    },
+                    "model": { "description": "The `model` of the JSON body.", "type": "string" },
+                    "stream": { "description": "The `stream` flag of the JSON body.", "type": "boolean" },
+                    "method": { "description": "The request method.", "type": "string" },
+                    "path": { "description": "The request target.", "type": "string" }
+                }
+            }
+        })
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -28,10 +28,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::base::redact::Scrubber;
 use crate::base::yaml::{self, Seg, Value, YamlError};
-use crate::exec::tape::scrub::Scrubber;
-use crate::exec::tape::{TapeConfig, TapeRow, Upstream};
 use crate::load::raw::Dur;
+use crate::model::tape::{TapeConfig, TapeRow, Upstream};
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -145,7 +145,7 @@ pub fn parse_config(value: Option<&Value>) -> Result<TapeConfig, Vec<YamlError>>
                 }
             },
         };
-        if let Err(m) = crate::exec::tape::http::BaseUrl::parse(&up.url) {
+        if let Err(m) = crate::base::url::BaseUrl::parse(&up.url) {
             errors.push(err(p, m));
             continue;
         }
@@ -248,7 +248,7 @@ pub fn parse_row(
         None => Path::new(tape).to_path_buf(),
     };
     Ok(TapeRow {
-        file: crate::engine::discover::display_name(&path),
+        file: crate::base::paths::display_name(&path),
         path,
         written: tape.to_string(),
         record_expect: expect,

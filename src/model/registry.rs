@@ -16,7 +16,7 @@
 //! `docs/registry.md`.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::model::Entry;
 
@@ -108,21 +108,6 @@ impl Registry {
         }
     }
 
-    /// The built-in registry: the controller's built-in codes
-    /// ([`Codes::builtin`]) with their fixtures (`src/registry/builtin-fixtures.yaml`).
-    pub fn builtin() -> Arc<Registry> {
-        static BUILTIN: OnceLock<Arc<Registry>> = OnceLock::new();
-        BUILTIN
-            .get_or_init(|| {
-                let text = include_str!("builtin-fixtures.yaml");
-                match crate::load::builtin_registry(&Codes::builtin(), "built-in registry", text) {
-                    Ok(r) => Arc::new(r),
-                    Err(e) => panic!("the built-in registry is invalid:\n{e}"),
-                }
-            })
-            .clone()
-    }
-
     /// A code by name.
     pub fn get(&self, name: &str) -> Option<&Code> {
         self.table.index(name).map(|i| &self.codes[i])
@@ -145,7 +130,7 @@ mod tests {
 
     #[test]
     fn every_builtin_code_has_a_fixture() {
-        let r = Registry::builtin();
+        let r = crate::load::registry::builtin();
         assert_eq!(r.codes.len(), Codes::builtin().codes.len());
         let missing: Vec<&str> = r
             .codes
@@ -158,7 +143,7 @@ mod tests {
 
     #[test]
     fn body_overrides_status() {
-        let r = Registry::builtin();
+        let r = crate::load::registry::builtin();
         let c = r
             .classify(
                 Observed::Response {

@@ -187,7 +187,7 @@ pub fn cmd_codes(path: Option<&str>) -> u8 {
     use crate::load::cache::{self, RegistryError};
     let default = std::path::Path::new("matrices/codes.yaml");
     let registry = match path {
-        None if !default.exists() => crate::model::registry::Registry::builtin(),
+        None if !default.exists() => crate::load::registry::builtin(),
         _ => {
             let p = path.map_or(default, std::path::Path::new);
             if let Ok(text) = std::fs::read_to_string(p) {

@@ -58,6 +58,17 @@ fn first_difference(expected: &str, observed: &str) -> Option<usize> {
 /// Checks a row. `Ok(())` when every assertion holds, the snapshot of a
 /// snapshot row included ([`crate::verdict::snapshot`]).
 pub fn check(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(), String> {
+    // Over the wire the clock is real: waits within the row's tolerance
+    // are snapped onto the expected values before anything is compared.
+    let snapped;
+    let obs = if matrix.command().is_some() {
+        let mut o = obs.clone();
+        crate::verdict::tolerance::snap(row, &mut o, &row.settings.tolerance);
+        snapped = o;
+        &snapped
+    } else {
+        obs
+    };
     crate::reports::stash_observed(matrix, row, obs);
     let verdict = check_assertions(matrix, row, obs);
     crate::verdict::snapshot::with_snapshot(matrix, row, obs, verdict)
@@ -262,10 +273,7 @@ fn check_assertions(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(),
         }
     }
 
-    problems.extend(crate::exec::wire::assertions::check(
-        &exp.requests,
-        &obs.calls,
-    ));
+    problems.extend(crate::verdict::requests::check(&exp.requests, &obs.calls));
     problems.extend(obs.failures.iter().cloned());
 
     if problems.is_empty() {

@@ -2,4 +2,6 @@
 //! included.
 
 pub mod compare;
+pub mod requests;
 pub mod snapshot;
+pub mod tolerance;

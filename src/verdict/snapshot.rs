@@ -32,33 +32,7 @@ use crate::model::{Matrix, Row};
 /// The folder, beside the matrices, that holds snapshots.
 pub const DIR: &str = "snapshots";
 
-/// Lowercase words joined by `_`: `503 twice on A` → `503_twice_on_a`.
-pub fn slug(text: &str) -> String {
-    let mut out = String::new();
-    for c in text.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('_') && !out.is_empty() {
-            out.push('_');
-        }
-    }
-    while out.ends_with('_') {
-        out.pop();
-    }
-    if out.is_empty() {
-        out.push_str("row");
-    }
-    out
-}
-
-/// The snapshot name of a row: `<file stem>__<row slug>`.
-pub fn name(matrix_file: &str, row_name: &str) -> String {
-    let stem = Path::new(matrix_file)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    format!("{}__{}", slug(&stem), slug(row_name))
-}
+pub use crate::base::label::{slug, snapshot_name as name};
 
 /// The folder holding the snapshots of a matrix file.
 pub fn dir_of(matrix_file: &str) -> PathBuf {

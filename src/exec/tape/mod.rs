@@ -35,10 +35,8 @@
 //! | file | owns |
 //! |---|---|
 //! | [`format`] | the tape file (version 1), its digest, reading and writing |
-//! | [`config`] | the matrix's `tapes:` block and a row's `tape:` / `record:` |
 //! | [`replay`] | the ordered replay transport |
 //! | [`record`] | the recording transport, the cue check, the atomic commit |
-//! | [`scrub`] | what never reaches a tape |
 //! | [`http`] | a minimal HTTP/1.1 client and the SSE parser |
 //! | [`upstream`] | a scripted loopback upstream for record-mode tests |
 
@@ -46,17 +44,14 @@ pub mod format;
 pub mod http;
 pub mod record;
 pub mod replay;
-pub mod scrub;
 pub mod upstream;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::sync::OnceLock;
 
+pub use crate::model::tape::{TapeConfig, TapeRow, Upstream};
 pub use format::{Tape, TapeError, TapeErrorKind};
 pub use record::{check_row, TapeOutcome};
-pub use scrub::Scrubber;
 
 /// The environment variable that turns recording on (`1`, `true`, `yes`).
 pub const RECORD_ENV: &str = "FAULTMATRIX_RECORD";
@@ -64,54 +59,6 @@ pub const RECORD_ENV: &str = "FAULTMATRIX_RECORD";
 /// Prefix of the environment variables that give a route's base URL
 /// (`FAULTMATRIX_UPSTREAM_A`); `<name>_KEY` gives its credential.
 pub const UPSTREAM_ENV: &str = "FAULTMATRIX_UPSTREAM_";
-
-/// Tape settings of a matrix file (the `tapes:` block).
-#[derive(Debug, Clone)]
-pub struct TapeConfig {
-    /// Base URL per route, for recording.
-    pub upstreams: BTreeMap<String, Upstream>,
-    /// Scrub rules.
-    pub scrub: Scrubber,
-    /// Real time a recorded call may take before it counts as a timeout.
-    pub timeout: Duration,
-}
-
-impl Default for TapeConfig {
-    fn default() -> Self {
-        Self {
-            upstreams: BTreeMap::new(),
-            scrub: Scrubber::default(),
-            timeout: Duration::from_secs(30),
-        }
-    }
-}
-
-/// A route's live upstream.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Upstream {
-    /// `http://host:port[/prefix]`.
-    pub url: String,
-    /// Environment variable holding the credential to send.
-    pub key_env: Option<String>,
-    /// Header carrying the credential (default `authorization: Bearer`).
-    pub key_header: Option<String>,
-}
-
-/// A row's tape.
-#[derive(Debug, Clone)]
-pub struct TapeRow {
-    /// The tape's path, resolved against the matrix file's directory.
-    pub path: PathBuf,
-    /// The path as shown in messages.
-    pub file: String,
-    /// The path as written in the row.
-    pub written: String,
-    /// The answers a recording must get, as outcome tokens (`429`,
-    /// `timeout`, `broken`); `None`: the outcomes of `expect.trace`.
-    pub record_expect: Option<Vec<String>>,
-    /// The file's tape settings.
-    pub config: Arc<TapeConfig>,
-}
 
 /// Whether rows replay tapes or record them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -166,13 +113,5 @@ impl Mode {
 /// The environment variable naming a route's base URL:
 /// `FAULTMATRIX_UPSTREAM_OPENAI_PRIMARY` for `openai-primary`.
 pub fn upstream_env(route: &str) -> String {
-    let mut s = String::from(UPSTREAM_ENV);
-    for c in route.chars() {
-        s.push(if c.is_ascii_alphanumeric() {
-            c.to_ascii_uppercase()
-        } else {
-            '_'
-        });
-    }
-    s
+    crate::base::label::route_var(UPSTREAM_ENV, route)
 }

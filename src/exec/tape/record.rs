@@ -22,8 +22,8 @@ use super::format::{
 };
 use super::http::{self, BaseUrl, Received, ReceivedBody};
 use super::replay::{self, Replay};
-use super::scrub::Scrubber;
 use super::{upstream_env, Mode, RecordOptions, TapeErrorKind, TapeRow};
+use crate::base::redact::Scrubber;
 use crate::contracts::transport::{BoxFuture, Request, Response, Transport, TransportError};
 use crate::exec::scripted::{ScriptReport, Scripted};
 use crate::model::{Matrix, Row, SseItem};
@@ -32,7 +32,7 @@ use crate::model::{Matrix, Row, SseItem};
 pub const CALL_PATH: &str = "/v1/chat/completions";
 
 /// What became of a row's tape.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum TapeOutcome {
     /// The tape was replayed; the failure that stopped it, if one did.
     Replayed(Option<String>),
@@ -43,7 +43,7 @@ pub enum TapeOutcome {
 }
 
 /// A finished recording, written to a temporary file.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Recording {
     /// The temporary file (absent when writing it failed).
     pub tmp: Option<PathBuf>,
@@ -525,7 +525,7 @@ impl Session {
 /// The answers a recording must get: `record.expect`, else the outcomes of
 /// `expect.trace`.
 pub fn wanted_shape(row: &Row) -> Option<Vec<String>> {
-    let tape = row.tape.as_ref()?;
+    let tape = row.tape()?;
     tape.record_expect.clone().or_else(|| {
         row.expect
             .trace

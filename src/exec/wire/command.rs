@@ -28,154 +28,21 @@
 //! `failed`. The trace is built from what the server observed, never from
 //! what the command says.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 
 use super::server::{FixtureServer, ServerOptions, WireCall};
-use super::tolerance::{round_ms, snap};
-use crate::base::yaml::{self, Seg, Value, YamlError};
-use crate::contracts::system::{
-    AttemptNote, Built, Escalation, FinalError, Success, System, SystemResult,
-};
-use crate::contracts::transport::{BoxFuture, Request};
+use crate::base::duration::round_ms;
+use crate::contracts::system::{AttemptNote, Escalation, FinalError, Success};
+use crate::contracts::transport::Request;
 use crate::exec::run::{Observation, RunEnd};
 use crate::exec::scripted::CallRecord;
 use crate::exec::trace::{self, Ending};
-use crate::load::raw::Dur;
+pub use crate::model::command::CommandSpec;
 use crate::model::{Matrix, RouteScript, Row};
-
-/// The JSON Schema of `system:` (a registered name, or a command block).
-pub struct SystemSchema;
-
-impl schemars::JsonSchema for SystemSchema {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "System".into()
-    }
-    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let duration = <Dur as schemars::JsonSchema>::json_schema(g);
-        schemars::json_schema!({
-            "description": "The system under test: a registered name (default `reference`), or a command run over HTTP (docs/over-the-wire.md).",
-            "anyOf": [
-                { "type": "string" },
-                {
-                    "type": "object",
-                    "additionalProperties": false,
-                    "required": ["command"],
-                    "properties": {
-                        "command": { "description": "Program and arguments; `${VAR}` and `${VAR:-default}` expand.", "type": "array", "items": { "type": "string" }, "minItems": 1 },
-                        "env": { "description": "Added to the environment.", "type": "object", "additionalProperties": { "type": "string" } },
-                        "cwd": { "description": "Working directory, relative to the matrix file (default: its directory).", "type": "string" },
-                        "timeout": duration,
-                        "routes": { "description": "Declared routes, in fallback order.", "type": "array", "items": { "type": "string" } }
-                    }
-                }
-            ]
-        })
-    }
-}
-
-/// Default time a command may run.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A command system, validated.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CommandSpec {
-    /// Program and arguments (unexpanded).
-    pub argv: Vec<String>,
-    /// Extra environment.
-    pub env: Vec<(String, String)>,
-    /// Working directory (absolute or relative to the runner's directory).
-    pub cwd: Option<PathBuf>,
-    /// Time after which the command is killed.
-    pub timeout: Duration,
-    /// Route names the command calls, when declared.
-    pub routes: Option<Vec<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCommand {
-    command: Vec<String>,
-    #[serde(default)]
-    env: Option<std::collections::BTreeMap<String, String>>,
-    #[serde(default)]
-    cwd: Option<String>,
-    #[serde(default)]
-    timeout: Option<Dur>,
-    #[serde(default)]
-    routes: Option<Vec<String>>,
-}
-
-/// Parses a `system: { command: ... }` block; `dir` is the matrix file's
-/// directory (the default working directory).
-pub fn parse_system(value: &Value, dir: Option<&Path>) -> Result<CommandSpec, Vec<YamlError>> {
-    let base = [Seg::Key("system".into())];
-    let raw: RawCommand = yaml::from_value(value, &base).map_err(|e| vec![e])?;
-    let mut errors = Vec::new();
-    if raw.command.is_empty() || raw.command[0].trim().is_empty() {
-        errors.push(YamlError {
-            pos: None,
-            path: vec![Seg::Key("system".into()), Seg::Key("command".into())],
-            message: "`command` is the program and its arguments, such as [python3, client.py]"
-                .into(),
-        });
-    }
-    let timeout = raw.timeout.map_or(DEFAULT_TIMEOUT, |d| d.0);
-    if timeout.is_zero() {
-        errors.push(YamlError {
-            pos: None,
-            path: vec![Seg::Key("system".into()), Seg::Key("timeout".into())],
-            message: "`timeout` is 0: the command could not run at all".into(),
-        });
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let cwd = match (raw.cwd, dir) {
-        (Some(c), Some(d)) => Some(d.join(c)),
-        (Some(c), None) => Some(PathBuf::from(c)),
-        (None, Some(d)) if !d.as_os_str().is_empty() => Some(d.to_path_buf()),
-        (None, _) => None,
-    };
-    Ok(CommandSpec {
-        argv: raw.command,
-        env: raw.env.unwrap_or_default().into_iter().collect(),
-        cwd,
-        timeout,
-        routes: raw.routes,
-    })
-}
-
-/// The in-process stand-in for a command system: it is never run in
-/// process (`run::run_row` sends command rows over the wire).
-struct OverTheWire;
-
-impl System for OverTheWire {
-    fn run(&self, _ctx: crate::contracts::system::RowContext) -> BoxFuture<'_, SystemResult> {
-        Box::pin(async {
-            Err(FinalError {
-                stop: "not-in-process".into(),
-                code: None,
-                request_id: None,
-                attempts: Vec::new(),
-                omitted: 0,
-            })
-        })
-    }
-}
-
-/// What `load` records as the system of a command matrix.
-pub fn built(spec: &CommandSpec) -> Built {
-    Built {
-        system: Arc::new(OverTheWire),
-        routes: spec.routes.clone(),
-        body_paths: Vec::new(),
-    }
-}
 
 /// Expands `${VAR}` and `${VAR:-default}` from the environment; other
 /// `${...}` forms (a shell's `${X##*:}`) are left as written.
@@ -220,15 +87,7 @@ pub fn expand(text: &str) -> Result<String, String> {
 
 /// The environment variable holding a route's base URL.
 pub fn url_var(route: &str) -> String {
-    let mut s = String::from("FAULTMATRIX_URL_");
-    for c in route.chars() {
-        s.push(if c.is_ascii_alphanumeric() {
-            c.to_ascii_uppercase()
-        } else {
-            '_'
-        });
-    }
-    s
+    crate::base::label::route_var("FAULTMATRIX_URL_", route)
 }
 
 /// The JSON result a command may print as the last line of stdout.
@@ -381,7 +240,7 @@ enum Ended {
 async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observation {
     let s = &row.settings;
     let request_id = crate::exec::run::request_id(&matrix.file, &row.name);
-    if row.tape.is_some() {
+    if row.tape().is_some() {
         return Observation::failed(
             request_id,
             "a row with a tape cannot run over the wire: tapes replay in process only".into(),
@@ -394,7 +253,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
     let mut scripts: Vec<RouteScript> = Vec::new();
     for r in spec.routes.iter().flatten() {
         let entries = row
-            .inject
+            .inject()
             .iter()
             .find(|x| &x.route == r)
             .map(|x| x.entries.clone())
@@ -404,7 +263,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
             entries,
         });
     }
-    for x in &row.inject {
+    for x in row.inject() {
         if !scripts.iter().any(|s| s.route == x.route) {
             scripts.push(x.clone());
         }
@@ -519,7 +378,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
         .ok()
         .and_then(Result::ok)
         .unwrap_or_default();
-    let route_order: Vec<String> = row.inject.iter().map(|r| r.route.clone()).collect();
+    let route_order: Vec<String> = row.inject().iter().map(|r| r.route.clone()).collect();
     let report = server.finish(&route_order);
     let mut failures = report.failures;
     let created = report.records;
@@ -640,7 +499,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
         &matrix.registry,
         matrix.body_paths(),
     );
-    let mut obs = Observation {
+    Observation {
         calls,
         lines,
         end,
@@ -650,9 +509,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
         failures,
         request_id,
         tape: None,
-    };
-    snap(row, &mut obs, &s.tolerance);
-    obs
+    }
 }
 
 #[cfg(test)]

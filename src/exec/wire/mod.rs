@@ -8,21 +8,16 @@
 //! | HTTP/1.1 codec (requests, responses, chunked, SSE) | [`http`] |
 //! | the fixture server, one listener per route per row | [`server`] |
 //! | command systems, the row runner over the wire | [`command`] |
-//! | tolerances for real time | [`tolerance`] |
-//! | request assertions (`expect.requests`) | [`assertions`] |
 //! | a real-HTTP [`crate::contracts::transport::Transport`] | [`client`] |
 //! | `faultmatrix serve` and `faultmatrix client` | [`cli`] |
 //!
 //! In-process virtual time stays the default and the exact mode; over the
 //! wire is the reach mode. See `docs/over-the-wire.md`.
 
-pub mod assertions;
 pub mod client;
 pub mod command;
 pub mod http;
 pub mod server;
-pub mod tolerance;
 
 pub use command::CommandSpec;
 pub use server::FixtureServer;
-pub use tolerance::Tolerance;

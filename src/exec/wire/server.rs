@@ -36,32 +36,6 @@ use super::http::{self, Chunked, Framing, Head, HttpError};
 use crate::exec::scripted::{Outcome, RouteCursor};
 use crate::model::{Answer, Entry, RouteScript, SseItem};
 
-/// Request headers never recorded, whatever a row asks: credentials.
-pub fn is_secret_header(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    if n.contains("idempotency") {
-        return false;
-    }
-    [
-        "authorization",
-        "proxy-authorization",
-        "cookie",
-        "api-key",
-        "x-api-key",
-    ]
-    .contains(&n.as_str())
-        || [
-            "token",
-            "secret",
-            "password",
-            "auth",
-            "credential",
-            "session",
-        ]
-        .iter()
-        .any(|w| n.contains(w))
-}
-
 /// Longest header value kept in an observation.
 const MAX_VALUE: usize = 200;
 
@@ -161,7 +135,7 @@ impl Shared {
         if self.log {
             eprintln!(
                 "{:>8} {} {} {} -> {}",
-                crate::base::duration::format(round_ms(c.started)),
+                crate::base::duration::format(crate::base::duration::round_ms(c.started)),
                 crate::exec::trace::call_label(&c.route, c.attempt),
                 c.method,
                 c.path,
@@ -169,10 +143,6 @@ impl Shared {
             );
         }
     }
-}
-
-fn round_ms(d: Duration) -> Duration {
-    Duration::from_millis(((d.as_micros() + 500) / 1000) as u64)
 }
 
 /// A route's listener.
@@ -327,7 +297,7 @@ fn observe(head: &Head, body: &[u8]) -> (Vec<(String, String)>, Option<String>, 
     let headers = head
         .headers
         .iter()
-        .filter(|(k, _)| !is_secret_header(k))
+        .filter(|(k, _)| !crate::base::redact::is_credential_header(k))
         .map(|(k, v)| {
             let mut v = v.clone();
             if v.len() > MAX_VALUE {

@@ -1,12 +1,15 @@
-//! Scrubbing: what is removed from an exchange before it reaches a tape.
+//! Redaction: the one list of what is a credential, shared by the fixture
+//! server (which never records credential headers), the tape recorder
+//! (which scrubs every exchange before it reaches a tape) and every message.
 //!
 //! Four layers, applied to request summaries, response headers, bodies and
 //! stream items alike:
 //!
-//! 1. **Credential headers**: `authorization`, `proxy-authorization`,
-//!    `cookie`, `set-cookie`, `x-api-key`, `api-key`, and any header whose
-//!    name contains `api-key`, `apikey`, `token`, `secret` or `session`,
-//!    plus the names a matrix adds. The header stays, its value becomes
+//! 1. **Credential headers** ([`is_credential_header`]): `authorization`,
+//!    `proxy-authorization`, `cookie`, `set-cookie`, `x-api-key`, `api-key`,
+//!    and any header whose name contains `api-key`, `apikey`, `token`,
+//!    `secret`, `session`, `password`, `auth` or `credential` (idempotency
+//!    keys excepted), plus the names a matrix adds. The header stays, its value becomes
 //!    `[scrubbed]`, so a reviewer sees it was sent.
 //! 2. **Secret values**: every credential the recorder itself sent is
 //!    replaced wherever it appears (an upstream that echoes a key back).
@@ -31,7 +34,27 @@ pub const CREDENTIAL_HEADERS: [&str; 6] = [
 ];
 
 /// Parts of header names that mark a credential.
-const HEADER_PARTS: [&str; 5] = ["api-key", "apikey", "token", "secret", "session"];
+const HEADER_PARTS: [&str; 8] = [
+    "api-key",
+    "apikey",
+    "token",
+    "secret",
+    "session",
+    "password",
+    "auth",
+    "credential",
+];
+
+/// Whether a header (by name, any case) carries a credential: never
+/// recorded, never asserted, scrubbed from tapes. Idempotency keys are not
+/// credentials.
+pub fn is_credential_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    if n.contains("idempotency") {
+        return false;
+    }
+    CREDENTIAL_HEADERS.contains(&n.as_str()) || HEADER_PARTS.iter().any(|p| n.contains(p))
+}
 
 /// JSON keys whose values are always scrubbed (compared lowercase, with `-`
 /// read as `_`).
@@ -101,10 +124,7 @@ impl Scrubber {
 
     /// Whether a header's value is a credential.
     pub fn is_credential_header(&self, name: &str) -> bool {
-        let n = name.to_ascii_lowercase();
-        CREDENTIAL_HEADERS.contains(&n.as_str())
-            || HEADER_PARTS.iter().any(|p| n.contains(p))
-            || self.headers.contains(&n)
+        is_credential_header(name) || self.headers.contains(&name.to_ascii_lowercase())
     }
 
     /// A header value, scrubbed.

@@ -1,0 +1,64 @@
+//! Reading `system: { command: [...] }`: a command system's block, checked
+//! into a [`CommandSpec`].
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::base::yaml::{self, Seg, Value, YamlError};
+use crate::load::raw::Dur;
+use crate::model::command::{CommandSpec, DEFAULT_TIMEOUT};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCommand {
+    command: Vec<String>,
+    #[serde(default)]
+    env: Option<std::collections::BTreeMap<String, String>>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    timeout: Option<Dur>,
+    #[serde(default)]
+    routes: Option<Vec<String>>,
+}
+
+/// Parses a `system: { command: ... }` block; `dir` is the matrix file's
+/// directory (the default working directory).
+pub fn parse_system(value: &Value, dir: Option<&Path>) -> Result<CommandSpec, Vec<YamlError>> {
+    let base = [Seg::Key("system".into())];
+    let raw: RawCommand = yaml::from_value(value, &base).map_err(|e| vec![e])?;
+    let mut errors = Vec::new();
+    if raw.command.is_empty() || raw.command[0].trim().is_empty() {
+        errors.push(YamlError {
+            pos: None,
+            path: vec![Seg::Key("system".into()), Seg::Key("command".into())],
+            message: "`command` is the program and its arguments, such as [python3, client.py]"
+                .into(),
+        });
+    }
+    let timeout = raw.timeout.map_or(DEFAULT_TIMEOUT, |d| d.0);
+    if timeout.is_zero() {
+        errors.push(YamlError {
+            pos: None,
+            path: vec![Seg::Key("system".into()), Seg::Key("timeout".into())],
+            message: "`timeout` is 0: the command could not run at all".into(),
+        });
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let cwd = match (raw.cwd, dir) {
+        (Some(c), Some(d)) => Some(d.join(c)),
+        (Some(c), None) => Some(PathBuf::from(c)),
+        (None, Some(d)) if !d.as_os_str().is_empty() => Some(d.to_path_buf()),
+        (None, _) => None,
+    };
+    Ok(CommandSpec {
+        argv: raw.command,
+        env: raw.env.unwrap_or_default().into_iter().collect(),
+        cwd,
+        timeout,
+        routes: raw.routes,
+    })
+}

@@ -1,0 +1,175 @@
+//! Collecting the diagnostics of one file: every error with its position
+//! (indexed only when an error needs it), rendered like a compiler's.
+
+use crate::base::diag::{did_you_mean, Diagnostic, FileErrors};
+use crate::base::yaml::{self, Pos, Positions, Seg, YamlError};
+
+/// Collects diagnostics for one file; indexes positions only when needed.
+pub(crate) struct Ctx<'a> {
+    pub(crate) file: &'a str,
+    pub(crate) source: &'a str,
+    positions: Option<Positions>,
+    pub(crate) diags: Vec<Diagnostic>,
+}
+
+pub(crate) fn key(s: &str) -> Seg {
+    Seg::Key(s.to_string())
+}
+
+pub(crate) fn child(path: &[Seg], seg: Seg) -> Vec<Seg> {
+    let mut p = path.to_vec();
+    p.push(seg);
+    p
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(file: &'a str, source: &'a str) -> Self {
+        Self {
+            file,
+            source,
+            positions: None,
+            diags: Vec::new(),
+        }
+    }
+
+    /// The loaded value when no error was found; otherwise every error of
+    /// the file, in file order.
+    pub(crate) fn finish<T>(self, value: Option<T>) -> Result<T, FileErrors> {
+        match value {
+            Some(v) if self.diags.is_empty() => Ok(v),
+            _ => {
+                let mut diagnostics = self.diags;
+                diagnostics.sort_by_key(|d| d.pos);
+                diagnostics.dedup();
+                Err(FileErrors {
+                    file: self.file.to_string(),
+                    source: Some(self.source.to_string()),
+                    diagnostics,
+                })
+            }
+        }
+    }
+
+    pub(crate) fn positions(&mut self) -> &Positions {
+        let source = self.source;
+        self.positions
+            .get_or_insert_with(|| Positions::index(source))
+    }
+
+    pub(crate) fn pos(&mut self, path: &[Seg]) -> Pos {
+        self.positions().value(path)
+    }
+
+    pub(crate) fn key_pos(&mut self, path: &[Seg]) -> Pos {
+        self.positions().key(path)
+    }
+
+    pub(crate) fn error(&mut self, path: &[Seg], message: impl Into<String>) {
+        let pos = self.pos(path);
+        self.diags.push(Diagnostic::new(self.file, pos, message));
+    }
+
+    pub(crate) fn error_at(
+        &mut self,
+        pos: Pos,
+        message: impl Into<String>,
+        label: Option<String>,
+        help: Option<String>,
+    ) {
+        let mut d = Diagnostic::new(self.file, pos, message).help(help);
+        d.label = label;
+        self.diags.push(d);
+    }
+
+    /// Turns a serde / semantic error into a diagnostic.
+    pub(crate) fn yaml_error(&mut self, e: YamlError) {
+        // "unknown field `x`, expected one of `a`, `b`" / "unknown variant ..."
+        for kind in ["unknown field", "unknown variant"] {
+            if let Some(rest) = e.message.strip_prefix(kind) {
+                let word = rest.split('`').nth(1).unwrap_or("").to_string();
+                let expected: Vec<String> = rest
+                    .split_once("expected")
+                    .map(|(_, list)| {
+                        list.split('`')
+                            .skip(1)
+                            .step_by(2)
+                            .map(str::to_string)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let mut parent = e.path.clone();
+                if kind == "unknown field" && parent.last() == Some(&key(&word)) {
+                    parent.pop();
+                }
+                let pos = match e.pos {
+                    Some(p) => p,
+                    None if kind == "unknown field" => self.key_pos(&child(&parent, key(&word))),
+                    None => self.pos(&e.path),
+                };
+                let what = if kind == "unknown field" {
+                    "key"
+                } else {
+                    "value"
+                };
+                let place = describe(&parent);
+                let label = (!expected.is_empty())
+                    .then(|| format!("expected one of: {}", expected.join(", ")));
+                let help = did_you_mean(&word, expected.iter().map(String::as_str));
+                self.error_at(pos, format!("unknown {what} `{word}`{place}"), label, help);
+                return;
+            }
+        }
+        if let Some(field) = e
+            .message
+            .strip_prefix("missing field `")
+            .and_then(|r| r.split('`').next())
+        {
+            let pos = if e.path.is_empty() {
+                Pos { line: 1, col: 1 }
+            } else {
+                self.pos(&e.path)
+            };
+            let place = if e.path.is_empty() {
+                "the file".to_string()
+            } else {
+                format!("`{}`", yaml::path_text(&e.path))
+            };
+            self.error_at(
+                pos,
+                format!("missing key `{field}` in {place}"),
+                Some(format!("add `{field}:` here")),
+                None,
+            );
+            return;
+        }
+        let pos = match e.pos {
+            Some(p) => p,
+            None => self.pos(&e.path),
+        };
+        let msg = if e.path.is_empty() {
+            e.message
+        } else {
+            format!("`{}`: {}", yaml::path_text(&e.path), e.message)
+        };
+        self.error_at(pos, msg, None, None);
+    }
+}
+
+/// A YAML syntax error: what the parser said, at its position.
+pub(crate) fn syntax_error(cx: &mut Ctx<'_>, e: YamlError) {
+    let pos = e.pos.unwrap_or(Pos { line: 1, col: 1 });
+    cx.error_at(
+        pos,
+        format!("invalid YAML: {}", e.message),
+        Some("the YAML syntax breaks here (check the indentation and brackets)".into()),
+        None,
+    );
+}
+
+pub(crate) fn describe(path: &[Seg]) -> String {
+    if path.is_empty() {
+        String::new()
+    } else {
+        format!(" in `{}`", yaml::path_text(path))
+    }
+}

@@ -1,0 +1,356 @@
+//! Loading a matrix file: the fast typed path for well-formed files, the
+//! slow path that reports every error, the registry and system it names,
+//! and its rows.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::ctx::{child, key, syntax_error, Ctx};
+use super::raw::{RawMatrix, RawRow, RawSettings};
+use super::rows::{row_tape, validate_row};
+use super::settings::apply_settings;
+use crate::base::diag::{did_you_mean, Diagnostic, FileErrors};
+use crate::base::yaml::{self, Pos, Seg, Value};
+use crate::contracts::system::System;
+use crate::load::systems::Systems;
+use crate::model::{Matrix, Script, Settings, SystemUnderTest};
+
+/// Loads and validates one matrix file. `display` is the name shown in
+/// messages and test ids.
+pub fn load_file(path: &Path, display: &str, systems: &Systems) -> Result<Matrix, FileErrors> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => load_text(display, &text, path.parent(), systems),
+        Err(e) => Err(FileErrors {
+            file: display.to_string(),
+            source: None,
+            diagnostics: vec![Diagnostic::new(
+                display,
+                Pos { line: 1, col: 1 },
+                format!("cannot read the file: {e}"),
+            )],
+        }),
+    }
+}
+
+/// [`RawMatrix`] with typed rows: the fast path for well-formed files. Its
+/// fields mirror `RawMatrix`; a key missing here only costs the slow path.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FastMatrix {
+    title: String,
+    #[serde(default)]
+    system: Option<Value>,
+    #[serde(default)]
+    policy: Option<Value>,
+    #[serde(default)]
+    registry: Option<String>,
+    #[serde(default)]
+    defaults: Option<RawSettings>,
+    #[serde(default)]
+    tapes: Option<Value>,
+    rows: Vec<RawRow>,
+}
+
+impl FastMatrix {
+    fn split(self) -> (RawMatrix, Option<Vec<RawRow>>) {
+        let raw = RawMatrix {
+            title: self.title,
+            system: self.system,
+            policy: self.policy,
+            registry: self.registry,
+            defaults: self.defaults,
+            tapes: self.tapes,
+            rows: Vec::new(),
+        };
+        (raw, Some(self.rows))
+    }
+}
+
+/// What rows are checked against: the system's routes, body paths and
+/// deadline (a command declares only its routes, and builds no system).
+struct Checked {
+    system: Option<Arc<dyn System>>,
+    routes: Option<Vec<String>>,
+    body_paths: Vec<String>,
+    deadline: Option<Duration>,
+}
+
+/// Validates matrix text. `dir` resolves a relative `registry:` path.
+pub fn load_text(
+    display: &str,
+    text: &str,
+    dir: Option<&Path>,
+    systems: &Systems,
+) -> Result<Matrix, FileErrors> {
+    let mut cx = Ctx::new(display, text);
+    let result = load_inner(&mut cx, text, dir, systems);
+    cx.finish(result)
+}
+
+fn load_inner(
+    cx: &mut Ctx<'_>,
+    text: &str,
+    dir: Option<&Path>,
+    systems: &Systems,
+) -> Option<Matrix> {
+    // Fast path: a well-formed file goes straight into typed rows, without
+    // an intermediate `Value` tree. Any shape error falls back to the slow
+    // path below, which collects every error of the file with its position.
+    let (raw, mut typed_rows) = match yaml::from_str::<FastMatrix>(text) {
+        Ok(f) => f.split(),
+        Err(_) => {
+            let value = match yaml::parse_value(text) {
+                Ok(v) => v,
+                Err(e) => {
+                    syntax_error(cx, e);
+                    return None;
+                }
+            };
+            if !value.is_mapping() {
+                cx.error(
+                    &[],
+                    "a matrix file is a mapping with `title`, `policy` and `rows`",
+                );
+                return None;
+            }
+            let (raw, errors) = super::recover::from_value_all::<RawMatrix>(&value, &[]);
+            for e in errors {
+                cx.yaml_error(e);
+            }
+            (raw?, None)
+        }
+    };
+
+    // Registry.
+    let registry = match &raw.registry {
+        None => super::registry::builtin(),
+        Some(rel) => {
+            let path = dir.map_or_else(|| Path::new(rel).to_path_buf(), |d| d.join(rel));
+            match crate::load::cache::load(&path) {
+                Ok(r) => r,
+                Err(e) => {
+                    registry_load_error(cx, &path, e);
+                    return None;
+                }
+            }
+        }
+    };
+
+    // System.
+    let (sut_name, command) = match &raw.system {
+        None => ("reference".to_string(), None),
+        Some(Value::String(s)) => (s.clone(), None),
+        Some(v @ Value::Mapping(_)) => match super::command::parse_system(v, dir) {
+            Ok(spec) => ("command".to_string(), Some(Arc::new(spec))),
+            Err(errors) => {
+                for e in errors {
+                    cx.yaml_error(e);
+                }
+                return None;
+            }
+        },
+        Some(_) => {
+            cx.error(
+                &[key("system")],
+                "`system` is the name of a registered system, such as `reference`, or `{ command: [program, args...] }`",
+            );
+            return None;
+        }
+    };
+    // What the rows are checked against: the system's routes, body paths
+    // and deadline (a command declares only its routes).
+    let built: Option<Checked> = match &command {
+        Some(spec) => Some(Checked {
+            system: None,
+            routes: spec.routes.clone(),
+            body_paths: Vec::new(),
+            deadline: None,
+        }),
+        None => {
+            let Some(factory) = systems.get(&sut_name) else {
+                let names: Vec<&str> = systems.names().collect();
+                let pos = cx.pos(&[key("system")]);
+                cx.error_at(
+                    pos,
+                    format!("unknown system `{sut_name}`"),
+                    Some(format!("expected one of: {}", names.join(", "))),
+                    did_you_mean(&sut_name, names.iter().copied()),
+                );
+                return None;
+            };
+            let policy = raw.policy.clone().unwrap_or(Value::Null);
+            match factory(&policy, &registry) {
+                Ok(b) => Some(Checked {
+                    system: Some(b.system),
+                    routes: b.routes,
+                    body_paths: b.body_paths,
+                    deadline: b.deadline,
+                }),
+                Err(errors) => {
+                    for e in errors {
+                        cx.yaml_error(e);
+                    }
+                    None
+                }
+            }
+        }
+    };
+
+    // Defaults.
+    let mut base = Settings::default();
+    if let Some(d) = &raw.defaults {
+        apply_settings(cx, &mut base, d, &[key("defaults")]);
+    }
+
+    // Tape settings.
+    let tape_config = match crate::load::tape::parse_config(raw.tapes.as_ref()) {
+        Ok(c) => Arc::new(c),
+        Err(errors) => {
+            for e in errors {
+                cx.yaml_error(e);
+            }
+            Arc::default()
+        }
+    };
+
+    // Rows.
+    let routes: Option<Vec<String>> = built.as_ref().and_then(|b| b.routes.clone());
+    let check_stops = sut_name == "reference";
+    if typed_rows
+        .as_ref()
+        .map_or(raw.rows.is_empty(), Vec::is_empty)
+    {
+        cx.error(
+            &[key("rows")],
+            "`rows` is empty: a matrix needs at least one row",
+        );
+    }
+    let mut rows = Vec::with_capacity(typed_rows.as_ref().map_or(raw.rows.len(), Vec::len));
+    let mut names: HashMap<String, usize> = HashMap::new();
+    let count = typed_rows.as_ref().map_or(raw.rows.len(), Vec::len);
+    let mut typed = typed_rows.take().map(Vec::into_iter);
+    for i in 0..count {
+        let path = vec![key("rows"), Seg::Index(i)];
+        let mut rr: RawRow = match typed.as_mut().and_then(Iterator::next) {
+            Some(r) => r,
+            None => {
+                let (rr, errors) = super::recover::from_value_all(&raw.rows[i], &path);
+                for e in errors {
+                    cx.yaml_error(e);
+                }
+                match rr {
+                    Some(r) => r,
+                    None => continue,
+                }
+            }
+        };
+        if let Some(first) = names.get(&rr.name) {
+            let first_line = cx.pos(&[key("rows"), Seg::Index(*first), key("name")]).line;
+            cx.error(
+                &child(&path, key("name")),
+                format!("duplicate row name `{}`: row names are unique in a file (first used on line {first_line})", rr.name),
+            );
+        } else {
+            names.insert(rr.name.clone(), i);
+        }
+        let (tape, record) = (rr.tape.take(), rr.record.take());
+        let has_inject = rr.inject.is_some();
+        if let Some(mut row) = validate_row(
+            cx,
+            rr,
+            path.clone(),
+            &base,
+            routes.as_deref(),
+            &registry,
+            check_stops,
+        ) {
+            if let Some(t) = row_tape(cx, tape, record, has_inject, &path, dir, &tape_config) {
+                row.script = Script::Tape(Box::new(t));
+            }
+            rows.push(row);
+        }
+    }
+    // Snapshot rows need distinct snapshot names.
+    let mut snaps: HashMap<String, usize> = HashMap::new();
+    for row in rows.iter().filter(|r| r.expect.snapshot) {
+        let name = crate::base::label::snapshot_name(cx.file, &row.name);
+        let line = cx.pos(&row.path).line;
+        if let Some(first) = snaps.insert(name.clone(), line) {
+            cx.error(
+                &child(&row.path, key("name")),
+                format!("snapshot name `{name}` is already used by the row on line {first}: rename one of the rows"),
+            );
+        }
+    }
+    let built = built?;
+    if !cx.diags.is_empty() {
+        return None;
+    }
+    let Checked {
+        system: built_system,
+        body_paths,
+        deadline,
+        ..
+    } = built;
+    let system = match (command, built_system) {
+        (Some(spec), _) => SystemUnderTest::Command(spec),
+        (None, Some(system)) => SystemUnderTest::InProcess {
+            name: sut_name,
+            system,
+        },
+        (None, None) => {
+            cx.error(
+                &[key("system")],
+                format!("system `{sut_name}` built nothing"),
+            );
+            return None;
+        }
+    };
+    let mut matrix = Matrix::new(
+        cx.file.to_string(),
+        Arc::from(text),
+        raw.title,
+        system,
+        registry,
+        rows,
+        body_paths,
+    );
+    matrix.deadline = deadline;
+    Some(matrix)
+}
+
+/// One diagnostic on the `registry:` key of a matrix whose registry does
+/// not load; the registry's own errors are reported for its file (by
+/// `faultmatrix check` or as a failing test named after it).
+fn registry_load_error(cx: &mut Ctx<'_>, path: &Path, e: crate::load::cache::RegistryError) {
+    use crate::load::cache::{self, RegistryError};
+    let shown = cache::display(path);
+    let pos = cx.pos(&[key("registry")]);
+    match e {
+        RegistryError::Read(why) => cx.error_at(
+            pos,
+            format!("cannot read registry `{shown}`: {why}"),
+            Some("the path is relative to this file".into()),
+            None,
+        ),
+        RegistryError::Invalid(errors) => {
+            let n = errors.diagnostics.len();
+            let first = errors.diagnostics.first().map_or(String::new(), |d| {
+                format!(": {} ({}:{}:{})", d.message, d.file, d.pos.line, d.pos.col)
+            });
+            cx.error_at(
+                pos,
+                format!("registry `{shown}` does not load{first}"),
+                Some(format!(
+                    "{n} error{} in the registry",
+                    if n == 1 { "" } else { "s" }
+                )),
+                Some(format!(
+                    "run `faultmatrix check {shown}` to see every error"
+                )),
+            );
+        }
+    }
+}

@@ -1,0 +1,416 @@
+//! Registry files: `version`, `codes` and `fixtures` into a [`Registry`],
+//! every error reported with its position; the built-in registry.
+
+use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
+
+use super::ctx::{child, key, syntax_error, Ctx};
+use super::entries::{check_status, entry_from_raw};
+use super::raw::RawEntry;
+use crate::base::diag::FileErrors;
+use crate::base::yaml::{self, Pos, Seg, Value};
+use crate::model::registry::{Code, CodeDef, Codes, Fixture, Registry, StatusMatch};
+
+/// The built-in registry: the controller's built-in codes
+/// ([`Codes::builtin`]) with their fixtures
+/// (`src/model/builtin-fixtures.yaml`).
+pub fn builtin() -> Arc<Registry> {
+    static BUILTIN: OnceLock<Arc<Registry>> = OnceLock::new();
+    BUILTIN
+        .get_or_init(|| {
+            let text = include_str!("../model/builtin-fixtures.yaml");
+            match builtin_registry(&Codes::builtin(), "built-in registry", text) {
+                Ok(r) => Arc::new(r),
+                Err(e) => panic!("the built-in registry is invalid:\n{e}"),
+            }
+        })
+        .clone()
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRegistry {
+    /// Format version: 1.
+    version: u32,
+    /// Heads the review table (`faultmatrix codes`).
+    #[serde(default)]
+    title: Option<String>,
+    /// Every reason code, by name (RATE_LIMITED).
+    #[schemars(with = "std::collections::BTreeMap<String, RawCode>")]
+    codes: serde_yaml::Mapping,
+    /// Fixtures keyed by code, when not written inline under the code.
+    #[serde(default)]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, RawEntry>>")]
+    fixtures: Option<serde_yaml::Mapping>,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCode {
+    /// Whether a failure with this code may be retried (a guardrail names codes without it).
+    #[serde(default)]
+    retryable: Option<bool>,
+    /// Move to the next route at once instead of retrying this one.
+    #[serde(default)]
+    switch: Option<bool>,
+    /// Retryable codes: calls on a route, the first included.
+    #[serde(default)]
+    max_attempts: Option<u32>,
+    /// Who is told when a run fails with this code.
+    #[serde(default)]
+    escalate_to: Option<String>,
+    /// How answers map to this code: `status` (429, 5xx), error-body values, `outcome`.
+    #[serde(default, rename = "match")]
+    matches: Option<RawMatch>,
+    /// What the real upstream returns for this code (status, headers, body, recovers_after).
+    #[serde(default)]
+    #[schemars(with = "Option<RawEntry>")]
+    fixture: Option<Value>,
+}
+
+#[derive(serde::Deserialize, Default, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawMatch {
+    /// Exact statuses, or classes such as 5xx.
+    #[serde(default)]
+    #[schemars(with = "Vec<crate::load::schema::StatusMatchSchema>")]
+    status: Vec<Value>,
+    /// Error-body values (`error.code`, `error.type`) that mean this code.
+    #[serde(default)]
+    body: Vec<String>,
+    /// `timeout`, `reset`, `malformed` or `broken`.
+    #[serde(default)]
+    outcome: Option<String>,
+}
+
+/// Validates registry text into a [`Registry`].
+///
+/// Schema errors (unknown keys, bad statuses, a fixture given twice, a
+/// terminal code configured to recover) fail the load. Omissions that the
+/// guardrails report by name (a code without `retryable`, `max_attempts`,
+/// `escalate_to` or a fixture; a fixture naming no code) do not: the
+/// registry loads and [`crate::engine::guardrails`] lists them.
+pub fn registry_from_text(display: &str, text: &str) -> Result<Registry, FileErrors> {
+    let mut cx = Ctx::new(display, text);
+    let reg = registry_inner(&mut cx, text, display);
+    cx.finish(reg)
+}
+
+fn registry_fixture(
+    cx: &mut Ctx<'_>,
+    name: &str,
+    value: &Value,
+    fp: &[Seg],
+    empty: &Registry,
+) -> Option<(Fixture, Option<Pos>)> {
+    let re = match yaml::from_value::<RawEntry>(value, fp) {
+        Err(e) => {
+            cx.yaml_error(e);
+            return None;
+        }
+        Ok(re) => re,
+    };
+    if re.repeat.is_some() {
+        cx.error(
+            &child(fp, key("repeat")),
+            "a fixture does not repeat: use `recovers_after`",
+        );
+    }
+    let recovers_pos = match re.recovers_after {
+        Some(0) => {
+            cx.error(
+                &child(fp, key("recovers_after")),
+                "`recovers_after` is 0: it counts the failing calls before the code recovers, so it is at least 1",
+            );
+            None
+        }
+        Some(_) => Some(cx.key_pos(&child(fp, key("recovers_after")))),
+        None => None,
+    };
+    let line = cx.key_pos(fp).line;
+    let mut e = entry_from_raw(cx, &re, fp, empty, true)?;
+    e.label = name.to_string();
+    Some((
+        Fixture {
+            entry: e,
+            recovers_after: re.recovers_after,
+            line,
+            inline: true,
+        },
+        recovers_pos,
+    ))
+}
+
+fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registry> {
+    let value = match yaml::parse_value(text) {
+        Ok(v) => v,
+        Err(e) => {
+            syntax_error(cx, e);
+            return None;
+        }
+    };
+    let raw: RawRegistry = match yaml::from_value(&value, &[]) {
+        Ok(r) => r,
+        Err(e) => {
+            cx.yaml_error(e);
+            return None;
+        }
+    };
+    if raw.version != 1 {
+        cx.error(
+            &[key("version")],
+            format!(
+                "registry version {} is not supported: expected 1",
+                raw.version
+            ),
+        );
+    }
+    let empty = Registry::new(Vec::new(), display);
+    let mut codes: Vec<Code> = Vec::new();
+    // Where each code's `recovers_after` is written, for the terminal check.
+    let mut recovers_at: Vec<Option<Pos>> = Vec::new();
+    let mut seen = HashSet::new();
+    for (k, v) in &raw.codes {
+        let Some(name) = k.as_str() else {
+            cx.error(&[key("codes")], "code names are words such as RATE_LIMITED");
+            continue;
+        };
+        let path = vec![key("codes"), key(name)];
+        if !seen.insert(name.to_string()) {
+            cx.error(&path, format!("code `{name}` is declared twice"));
+        }
+        if v.is_null() {
+            // `CODE:` with nothing under it: loads, and every guardrail
+            // names it.
+        } else if !v.is_mapping() {
+            cx.error(
+                &path,
+                format!("code `{name}` is a mapping with `retryable`, `max_attempts`, `escalate_to`, `match` and `fixture`"),
+            );
+            continue;
+        }
+        let rc: RawCode = if v.is_null() {
+            RawCode {
+                retryable: None,
+                switch: None,
+                max_attempts: None,
+                escalate_to: None,
+                matches: None,
+                fixture: None,
+            }
+        } else {
+            let (rc, errors) = super::recover::from_value_all(v, &path);
+            for e in errors {
+                cx.yaml_error(e);
+            }
+            match rc {
+                Some(r) => r,
+                None => continue,
+            }
+        };
+        let line = cx.key_pos(&path).line;
+        let retryable = rc.retryable.unwrap_or(false);
+        if rc.retryable == Some(false) {
+            if let Some(n) = rc.max_attempts {
+                let pos = cx.key_pos(&child(&path, key("max_attempts")));
+                cx.error_at(
+                    pos,
+                    format!("terminal code `{name}` declares `max_attempts: {n}`"),
+                    Some("a terminal code is called exactly once: remove `max_attempts`, or make the code retryable".into()),
+                    None,
+                );
+            }
+        }
+        if rc.max_attempts == Some(0) {
+            cx.error(
+                &child(&path, key("max_attempts")),
+                "`max_attempts` is 0: it counts the first call, so it is at least 1",
+            );
+        }
+        let m = rc.matches.unwrap_or_default();
+        let mut statuses = Vec::new();
+        for (i, s) in m.status.iter().enumerate() {
+            let sp = child(
+                &child(&child(&path, key("match")), key("status")),
+                Seg::Index(i),
+            );
+            match s {
+                Value::Number(n) => {
+                    if let Some(st) = check_status(cx, &sp, n.as_i64().unwrap_or(-1)) {
+                        statuses.push(StatusMatch::Exact(st));
+                    }
+                }
+                Value::String(s)
+                    if s.len() == 3 && s.ends_with("xx") && s.as_bytes()[0].is_ascii_digit() =>
+                {
+                    statuses.push(StatusMatch::Class((s.as_bytes()[0] - b'0') as u16));
+                }
+                _ => cx.error(
+                    &sp,
+                    "a status match is a status such as 429 or a class such as 5xx",
+                ),
+            }
+        }
+        if let Some(o) = &m.outcome {
+            if !["timeout", "reset", "malformed", "broken"].contains(&o.as_str()) {
+                cx.error(
+                    &child(&child(&path, key("match")), key("outcome")),
+                    format!("unknown outcome `{o}`: expected timeout, reset, malformed or broken"),
+                );
+            }
+        }
+        let (fixture, rpos) = match &rc.fixture {
+            None => (None, None),
+            Some(fv) => {
+                let fp = child(&path, key("fixture"));
+                match registry_fixture(cx, name, fv, &fp, &empty) {
+                    Some((f, rp)) => (Some(f), rp),
+                    None => (None, None),
+                }
+            }
+        };
+        recovers_at.push(rpos);
+        codes.push(Code {
+            def: CodeDef {
+                name: name.to_string(),
+                retryable,
+                switch: rc.switch.unwrap_or(false),
+                max_attempts: rc.max_attempts,
+                escalate_to: rc.escalate_to,
+                statuses,
+                body: m.body,
+                outcome: m.outcome,
+            },
+            retryable_declared: rc.retryable.is_some(),
+            line,
+            fixture,
+        });
+    }
+
+    let stray_fixtures = match &raw.fixtures {
+        Some(f) => fixtures_section(cx, f, &mut codes, &mut recovers_at, &empty),
+        None => Vec::new(),
+    };
+
+    // A terminal code never recovers.
+    for (c, rpos) in codes.iter().zip(&recovers_at) {
+        let recovers = c.fixture.as_ref().and_then(|f| f.recovers_after);
+        if let (Some(n), Some(pos), true) = (recovers, rpos, c.retryable_declared && !c.retryable) {
+            cx.error_at(
+                *pos,
+                format!(
+                    "terminal code `{}` is configured to recover after {n} failing call{}",
+                    c.name,
+                    if n == 1 { "" } else { "s" }
+                ),
+                Some("a terminal code never succeeds on a later attempt: remove `recovers_after`, or make the code retryable".into()),
+                None,
+            );
+        }
+    }
+    let mut reg = Registry::new(codes, display);
+    reg.title = raw.title;
+    reg.stray_fixtures = stray_fixtures;
+    reg.source = Some(Arc::from(text));
+    Some(reg)
+}
+
+/// The `fixtures:` section, keyed by code: each fixture joins its code;
+/// fixtures naming no code are returned as strays.
+fn fixtures_section(
+    cx: &mut Ctx<'_>,
+    fixtures: &serde_yaml::Mapping,
+    codes: &mut [Code],
+    recovers_at: &mut [Option<Pos>],
+    empty: &Registry,
+) -> Vec<crate::model::registry::StrayFixture> {
+    let mut stray_fixtures = Vec::new();
+    for (k, v) in fixtures {
+        let Some(name) = k.as_str() else {
+            cx.error(
+                &[key("fixtures")],
+                "fixtures are keyed by code name, such as RATE_LIMITED",
+            );
+            continue;
+        };
+        let fp = vec![key("fixtures"), key(name)];
+        let Some((mut f, rpos)) = registry_fixture(cx, name, v, &fp, empty) else {
+            continue;
+        };
+        f.inline = false;
+        match codes.iter().position(|c| c.name == name) {
+            None => stray_fixtures.push(crate::model::registry::StrayFixture {
+                name: name.to_string(),
+                line: f.line,
+            }),
+            Some(i) => {
+                if let Some(first) = &codes[i].fixture {
+                    let pos = cx.key_pos(&fp);
+                    cx.error_at(
+                        pos,
+                        format!("code `{name}` has two fixtures"),
+                        Some(format!("the other is on line {}: keep one", first.line)),
+                        None,
+                    );
+                    continue;
+                }
+                codes[i].fixture = Some(f);
+                recovers_at[i] = rpos;
+            }
+        }
+    }
+    stray_fixtures
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFixtures {
+    version: u32,
+    fixtures: serde_yaml::Mapping,
+}
+
+/// A registry of given codes whose fixtures come from `text`, a document
+/// with `version: 1` and a `fixtures:` section (the built-in registry).
+pub fn builtin_registry(codes: &Codes, display: &str, text: &str) -> Result<Registry, FileErrors> {
+    let mut cx = Ctx::new(display, text);
+    let reg = (|| {
+        let raw: RawFixtures = match yaml::from_str(text) {
+            Ok(r) => r,
+            Err(e) => {
+                cx.yaml_error(e);
+                return None;
+            }
+        };
+        if raw.version != 1 {
+            cx.error(&[key("version")], "expected version 1");
+        }
+        let empty = Registry::new(Vec::new(), display);
+        let mut list: Vec<Code> = codes
+            .codes
+            .iter()
+            .map(|def| Code {
+                def: def.clone(),
+                retryable_declared: true,
+                line: 0,
+                fixture: None,
+            })
+            .collect();
+        let mut recovers_at = vec![None; list.len()];
+        let stray = fixtures_section(&mut cx, &raw.fixtures, &mut list, &mut recovers_at, &empty);
+        for s in &stray {
+            cx.error_at(
+                Pos {
+                    line: s.line,
+                    col: 1,
+                },
+                format!("fixture `{}` names no built-in code", s.name),
+                None,
+                None,
+            );
+        }
+        let mut reg = Registry::new(list, codes.origin.clone());
+        reg.source = Some(Arc::from(text));
+        Some(reg)
+    })();
+    cx.finish(reg)
+}

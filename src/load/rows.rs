@@ -1,0 +1,153 @@
+//! One row: its name, settings, `inject` (or tape) and expectations.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::ctx::{child, key, Ctx};
+use super::entries::script_entries;
+use super::expect::validate_expect;
+use super::raw::RawRow;
+use super::settings::{apply, Overrides};
+use crate::base::diag::did_you_mean;
+use crate::base::yaml::{Seg, Value};
+use crate::model::registry::Registry;
+use crate::model::{RouteScript, Row, Script, Settings};
+
+/// A row's `tape:` and `record:` keys (see `crate::load::tape`).
+pub(crate) fn row_tape(
+    cx: &mut Ctx<'_>,
+    tape: Option<String>,
+    record: Option<Value>,
+    has_inject: bool,
+    path: &[Seg],
+    dir: Option<&Path>,
+    config: &Arc<crate::model::tape::TapeConfig>,
+) -> Option<crate::model::tape::TapeRow> {
+    let Some(tape) = tape else {
+        if record.is_some() {
+            let pos = cx.key_pos(&child(path, key("record")));
+            cx.error_at(
+                pos,
+                "`record` without `tape`: only a tape is recorded",
+                Some("add `tape: tapes/NAME.yaml` (relative to this file)".into()),
+                None,
+            );
+        }
+        return None;
+    };
+    if has_inject {
+        let pos = cx.key_pos(&child(path, key("tape")));
+        cx.error_at(
+            pos,
+            "a row takes its script from `inject` or from `tape`, not both",
+            Some("remove `inject`: the tape holds the answers".into()),
+            None,
+        );
+        return None;
+    }
+    match crate::load::tape::parse_row(&tape, record.as_ref(), path, dir, config) {
+        Ok(t) => Some(t),
+        Err(errors) => {
+            for e in errors {
+                cx.yaml_error(e);
+            }
+            None
+        }
+    }
+}
+
+pub(crate) fn validate_row(
+    cx: &mut Ctx<'_>,
+    rr: RawRow,
+    path: Vec<Seg>,
+    base: &Settings,
+    routes: Option<&[String]>,
+    registry: &Registry,
+    check_stops: bool,
+) -> Option<Row> {
+    let before = cx.diags.len();
+    if rr.name.trim().is_empty() {
+        cx.error(&child(&path, key("name")), "row name is empty");
+    }
+    if rr.name.contains("::") {
+        cx.error(
+            &child(&path, key("name")),
+            "row name contains `::`, which separates file and row in test ids",
+        );
+    }
+    let mut settings = base.clone();
+    apply(
+        cx,
+        &mut settings,
+        &path,
+        Overrides {
+            deadline: rr.deadline.map(|d| d.0),
+            jitter: rr.jitter.as_deref(),
+            jitter_seed: rr.jitter_seed,
+            request: rr.request.as_ref(),
+            horizon: rr.horizon.map(|d| d.0),
+            budget: rr.budget.map(|d| d.0),
+            max_calls: rr.max_calls,
+            tolerance: rr.tolerance.as_ref(),
+        },
+    );
+
+    // inject
+    let inject_path = child(&path, key("inject"));
+    let mut inject = Vec::new();
+    if let Some(map) = &rr.inject {
+        for (k, v) in map {
+            let Some(route) = k.as_str() else {
+                cx.error(
+                    &inject_path,
+                    "route names in `inject` are words such as `A`",
+                );
+                continue;
+            };
+            let rpath = child(&inject_path, key(route));
+            if let Some(known) = routes {
+                if !known.iter().any(|r| r == route) {
+                    let pos = cx.key_pos(&rpath);
+                    cx.error_at(
+                        pos,
+                        format!("unknown route `{route}` in `inject`"),
+                        Some(format!("the policy declares: {}", known.join(", "))),
+                        did_you_mean(route, known.iter().map(String::as_str)),
+                    );
+                    continue;
+                }
+            }
+            let entries = script_entries(cx, v, &rpath, registry);
+            inject.push(RouteScript {
+                route: route.to_string(),
+                entries,
+            });
+        }
+    }
+
+    let trace_routes: Vec<String> = match routes {
+        Some(r) => r.to_vec(),
+        None => inject.iter().map(|s| s.route.clone()).collect(),
+    };
+    let expect = validate_expect(
+        cx,
+        &rr.expect,
+        child(&path, key("expect")),
+        &trace_routes,
+        registry,
+        check_stops,
+    );
+
+    if cx.diags.len() > before {
+        return None;
+    }
+    Some(Row {
+        name: rr.name,
+        path,
+        ignore: rr.ignore,
+        tags: rr.tags,
+        script: Script::Inject(inject),
+        settings,
+        expect,
+    })
+}

@@ -1,0 +1,190 @@
+//! The grammar of an expected trace line:
+//! `<route><attempt> <outcome> [CODE] <decision> [wait=..] [at=..] [id=..] [size=..]`.
+
+use crate::base::duration::DurationSpec;
+use crate::model::{Decision, ExpectedLine};
+
+/// Parses one expected line. `routes` are the names a label may use.
+pub fn parse_line(text: &str, routes: &[String]) -> Result<ExpectedLine, String> {
+    let text = text.trim();
+    let mut tokens = text.split_whitespace();
+    let label = tokens
+        .next()
+        .ok_or("empty trace line: expected `<route><attempt> <outcome> [CODE] <decision>`")?;
+    let (route, attempt) = parse_label(label, routes)?;
+    let outcome = tokens
+        .next()
+        .ok_or_else(|| format!("`{label}` has no outcome: expected a status such as `503`, or `timeout`, `reset`, `malformed`, `broken`"))?;
+    if !(outcome.len() == 3 && outcome.bytes().all(|b| b.is_ascii_digit())
+        || OUTCOMES.contains(&outcome))
+    {
+        return Err(format!(
+            "`{outcome}` is not an outcome: expected a status such as `503`, or one of {}",
+            OUTCOMES.join(", ")
+        ));
+    }
+    let mut code = None;
+    let mut decision = None;
+    let mut rest = Vec::new();
+    for tok in tokens {
+        if decision.is_none() {
+            if let Some(d) = Decision::parse(tok) {
+                decision = Some(d);
+                continue;
+            }
+            if code.is_none()
+                && tok
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+            {
+                code = Some(tok.to_string());
+                continue;
+            }
+            let hint = crate::base::diag::did_you_mean(tok, Decision::ALL)
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default();
+            return Err(format!(
+                "`{tok}` is not a decision: expected one of retry, switch, return, fail{hint}"
+            ));
+        }
+        rest.push(tok);
+    }
+    let decision = decision.ok_or_else(|| {
+        format!("`{text}` has no decision: expected one of retry, switch, return, fail at the end")
+    })?;
+    let mut line = ExpectedLine {
+        text: text.to_string(),
+        route,
+        attempt,
+        outcome: outcome.to_string(),
+        code,
+        decision,
+        wait: None,
+        at: None,
+        id: None,
+        size: None,
+    };
+    for tok in rest {
+        let (k, v) = tok.split_once('=').ok_or_else(|| {
+            format!("`{tok}` is not a field: expected `wait=`, `at=`, `id=` or `size=`")
+        })?;
+        match k {
+            "wait" => line.wait = Some(DurationSpec::parse(v).map_err(|e| format!("wait: {e}"))?),
+            "at" => line.at = Some(DurationSpec::parse(v).map_err(|e| format!("at: {e}"))?),
+            "id" => line.id = Some(v.to_string()),
+            "size" => {
+                line.size = Some(
+                    v.parse()
+                        .map_err(|_| format!("size: `{v}` is not a number of bytes"))?,
+                )
+            }
+            other => {
+                let hint = crate::base::diag::did_you_mean(other, ["wait", "at", "id", "size"])
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default();
+                return Err(format!(
+                    "unknown field `{other}`: expected `wait=`, `at=`, `id=` or `size=`{hint}"
+                ));
+            }
+        }
+    }
+    if matches!(decision, Decision::Return | Decision::Fail) && line.wait.is_some() {
+        return Err(format!(
+            "`{text}` ends the run ({}) but gives a wait: only `retry` and `switch` are followed by a wait",
+            decision.as_str()
+        ));
+    }
+    Ok(line)
+}
+
+/// Outcome words other than a status.
+pub const OUTCOMES: [&str; 6] = [
+    "timeout",
+    "reset",
+    "malformed",
+    "broken",
+    "unanswered",
+    "unscripted",
+];
+
+fn parse_label(label: &str, routes: &[String]) -> Result<(String, u32), String> {
+    let (name, num) = match label.split_once('#') {
+        Some((n, a)) => (n, a),
+        None => {
+            let digits = label.len() - label.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            if digits == 0 {
+                return Err(format!(
+                    "`{label}` has no attempt number: write the route and the attempt, as in `A1`"
+                ));
+            }
+            // Prefer a declared route that the label starts with.
+            let mut found = None;
+            for r in routes {
+                if let Some(rest) = label.strip_prefix(r.as_str()) {
+                    if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
+                        found = Some((&label[..r.len()], rest));
+                    }
+                }
+            }
+            found.unwrap_or_else(|| label.split_at(label.len() - digits))
+        }
+    };
+    let attempt: u32 = num
+        .parse()
+        .map_err(|_| format!("`{label}`: `{num}` is not an attempt number"))?;
+    if attempt == 0 {
+        return Err(format!(
+            "`{label}`: attempts count from 1 (the first call is 1)"
+        ));
+    }
+    if !routes.is_empty() && !routes.iter().any(|r| r == name) {
+        let hint = crate::base::diag::did_you_mean(name, routes.iter().map(String::as_str))
+            .map(|h| format!(" ({h})"))
+            .unwrap_or_default();
+        return Err(format!(
+            "`{label}` names route `{name}`, which is not declared: routes are {}{hint}",
+            routes.join(", ")
+        ));
+    }
+    Ok((name.to_string(), attempt))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn routes() -> Vec<String> {
+        vec!["A".into(), "B".into(), "gpt4".into()]
+    }
+
+    #[test]
+    fn parses_full_line() {
+        let l = parse_line(
+            "A2 503 UPSTREAM_UNAVAILABLE retry wait=0s..1s at=1s",
+            &routes(),
+        )
+        .unwrap();
+        assert_eq!((l.route.as_str(), l.attempt), ("A", 2));
+        assert_eq!(l.code.as_deref(), Some("UPSTREAM_UNAVAILABLE"));
+        assert_eq!(l.decision, Decision::Retry);
+        assert!(l.wait.is_some() && l.at.is_some());
+        let l = parse_line("gpt4#3 200 return", &routes()).unwrap();
+        assert_eq!((l.route.as_str(), l.attempt, l.code), ("gpt4", 3, None));
+    }
+
+    #[test]
+    fn explains_bad_lines() {
+        let e = parse_line("C1 200 return", &routes()).unwrap_err();
+        assert!(e.contains("route `C`"), "{e}");
+        let e = parse_line("A1 200 retrun", &routes()).unwrap_err();
+        assert!(e.contains("did you mean `return`"), "{e}");
+        let e = parse_line("A1 200 return wait=1s", &routes()).unwrap_err();
+        assert!(e.contains("only `retry` and `switch`"), "{e}");
+        assert!(parse_line("A 200 return", &routes())
+            .unwrap_err()
+            .contains("attempt"));
+        assert!(parse_line("A0 200 return", &routes())
+            .unwrap_err()
+            .contains("count from 1"));
+    }
+}

@@ -1,0 +1,132 @@
+//! What a row asserts: the expected trace lines, the stop reason, the final
+//! error, escalations and the rest.
+
+use crate::base::duration::DurationSpec;
+use crate::base::yaml::Seg;
+use crate::model::requests::RequestAssertion;
+
+/// One expected trace line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpectedLine {
+    /// The line as written (trimmed).
+    pub text: String,
+    /// Route name.
+    pub route: String,
+    /// Attempt on the route, 1-based.
+    pub attempt: u32,
+    /// Outcome token (`503`, `timeout`, `reset`, `malformed`, `broken`).
+    pub outcome: String,
+    /// Reason code, absent for success.
+    pub code: Option<String>,
+    /// Decision token.
+    pub decision: Decision,
+    /// Expected wait before the next call.
+    pub wait: Option<DurationSpec>,
+    /// Expected virtual time of the call's start.
+    pub at: Option<DurationSpec>,
+    /// Expected request id sent with the call.
+    pub id: Option<String>,
+    /// Expected request size in bytes.
+    pub size: Option<u64>,
+}
+
+/// What followed a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Another call on the same route.
+    Retry,
+    /// A call on another route.
+    Switch,
+    /// The system returned success after this call.
+    Return,
+    /// The system returned an error after this call.
+    Fail,
+}
+
+impl Decision {
+    /// The token in trace text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Retry => "retry",
+            Self::Switch => "switch",
+            Self::Return => "return",
+            Self::Fail => "fail",
+        }
+    }
+
+    /// All tokens, for diagnostics.
+    pub const ALL: [&'static str; 4] = ["retry", "switch", "return", "fail"];
+
+    /// Parses a token.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "retry" => Self::Retry,
+            "switch" => Self::Switch,
+            "return" => Self::Return,
+            "fail" => Self::Fail,
+            _ => return None,
+        })
+    }
+}
+
+/// Stop reasons the built-in contract knows. Systems may report others.
+pub const STOP_REASONS: [&str; 8] = [
+    "success",
+    "terminal",
+    "exhausted",
+    "deadline",
+    "partial-output",
+    "guidance-refused",
+    "not-idempotent",
+    "switch-refused",
+];
+
+/// An expected escalation event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectedEscalation {
+    /// Reason code.
+    pub code: String,
+    /// Target, if asserted.
+    pub to: Option<String>,
+}
+
+/// Expectations on the final error the caller receives.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExpectedError {
+    /// The initial request id (`$request_id` means the row's synthetic id).
+    pub request_id: Option<String>,
+    /// The final code.
+    pub code: Option<String>,
+    /// The attempts as `A1 CODE` strings.
+    pub attempts: Option<Vec<String>>,
+    /// Upper bound on the rendered error's length in bytes.
+    pub max_len: Option<usize>,
+}
+
+/// What a row asserts.
+#[derive(Debug, Clone, Default)]
+pub struct Expect {
+    /// The exact trace, line by line.
+    pub trace: Option<Vec<ExpectedLine>>,
+    /// Path of the `trace` node, and whether it is a block string.
+    pub trace_path: Vec<Seg>,
+    /// Stop reason.
+    pub stop: Option<String>,
+    /// Virtual time from start until the system returned.
+    pub elapsed: Option<DurationSpec>,
+    /// The final error.
+    pub error: Option<ExpectedError>,
+    /// Escalation events, in order.
+    pub escalations: Option<Vec<ExpectedEscalation>>,
+    /// Records created at create endpoints.
+    pub records: Option<u32>,
+    /// Total bytes sent divided by the first attempt's bytes.
+    pub amplification: Option<f64>,
+    /// Output delivered to the caller (stream data), if asserted.
+    pub output: Option<String>,
+    /// The trace (and stop) is compared with a reviewed insta snapshot
+    /// instead of `trace` (see [`crate::verdict::snapshot`]).
+    pub snapshot: bool,
+    /// Assertions on the requests themselves (headers, model, stream).
+    pub requests: Vec<RequestAssertion>,
+}

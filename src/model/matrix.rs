@@ -1,0 +1,125 @@
+//! A matrix file, validated: its system under test, registry and rows.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use crate::base::yaml::{Pos, Positions, Seg};
+use crate::contracts::system::System;
+use crate::model::command::CommandSpec;
+use crate::model::registry::Registry;
+use crate::model::row::Row;
+
+/// What a matrix runs its rows against.
+#[derive(Clone)]
+pub enum SystemUnderTest {
+    /// A system in this process (the reference system, or one a team
+    /// registered), on the row's paused clock.
+    InProcess {
+        /// The name the matrix uses (`reference`).
+        name: String,
+        /// The system, built from the file's `policy`.
+        system: Arc<dyn System>,
+    },
+    /// A program run per row against the fixture server over HTTP.
+    Command(Arc<CommandSpec>),
+}
+
+/// One matrix file, validated.
+pub struct Matrix {
+    /// The file as the user named it (relative path, `/` separators).
+    pub file: String,
+    /// The file's text (for diagnostics and row positions).
+    pub source: Arc<str>,
+    /// The title line.
+    pub title: String,
+    /// The system under test.
+    pub system: SystemUnderTest,
+    /// The reason-code registry in force for this file.
+    pub registry: Arc<Registry>,
+    /// The rows, in file order.
+    pub rows: Vec<Row>,
+    /// Error-body paths used to classify answers (empty: the defaults).
+    pub body_paths: Vec<String>,
+    /// The `policy.deadline` in force, when the system reports one (the
+    /// HTML timeline draws it).
+    pub deadline: Option<Duration>,
+    positions: OnceLock<Positions>,
+}
+
+impl Matrix {
+    /// Assembles a validated matrix.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        file: String,
+        source: Arc<str>,
+        title: String,
+        system: SystemUnderTest,
+        registry: Arc<Registry>,
+        rows: Vec<Row>,
+        body_paths: Vec<String>,
+    ) -> Self {
+        Self {
+            file,
+            source,
+            title,
+            system,
+            registry,
+            rows,
+            body_paths,
+            deadline: None,
+            positions: OnceLock::new(),
+        }
+    }
+
+    /// The name of the system under test (`reference`, `command`, or a
+    /// registered name).
+    pub fn system_name(&self) -> &str {
+        match &self.system {
+            SystemUnderTest::InProcess { name, .. } => name,
+            SystemUnderTest::Command(_) => "command",
+        }
+    }
+
+    /// The command, when the system is one (its rows run over HTTP).
+    pub fn command(&self) -> Option<&Arc<CommandSpec>> {
+        match &self.system {
+            SystemUnderTest::Command(c) => Some(c),
+            SystemUnderTest::InProcess { .. } => None,
+        }
+    }
+
+    /// Error-body paths for classification.
+    pub fn body_paths(&self) -> &[String] {
+        &self.body_paths
+    }
+
+    /// The position index of the file, built on first use.
+    pub fn positions(&self) -> &Positions {
+        self.positions
+            .get_or_init(|| Positions::index(&self.source))
+    }
+
+    /// Whether the position index has been built (a passing row never
+    /// needs it: building it is a second parse of the file).
+    pub fn positions_indexed(&self) -> bool {
+        self.positions.get().is_some()
+    }
+
+    /// Position of a node, indexed on first use.
+    pub fn pos(&self, path: &[Seg]) -> Pos {
+        self.positions().value(path)
+    }
+
+    /// `file:line:col` of a row.
+    pub fn row_location(&self, row: &Row) -> String {
+        let mut name = row.path.clone();
+        name.push(Seg::Key("name".into()));
+        let p = self.positions().key(&name);
+        format!("{}:{}:{}", self.file, p.line, p.col)
+    }
+
+    /// The stable test id of a row: `path/of/file.yaml::row name`.
+    pub fn row_id(&self, row: &Row) -> String {
+        format!("{}::{}", self.file, row.name)
+    }
+}

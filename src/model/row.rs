@@ -1,0 +1,93 @@
+//! One row of a matrix: its script, settings and expectations.
+
+use std::time::Duration;
+
+use crate::base::yaml::Seg;
+use crate::model::expect::Expect;
+use crate::model::script::RouteScript;
+use crate::model::tape::TapeRow;
+use crate::model::tolerance::Tolerance;
+
+pub use faultmatrix_controller::{JitterInput, RequestSpec};
+
+/// One row: a test.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Unique within the file.
+    pub name: String,
+    /// Path of the row node (`rows[3]`).
+    pub path: Vec<Seg>,
+    /// Why the row is ignored, if it is.
+    pub ignore: Option<String>,
+    /// Free-form tags for selection.
+    pub tags: Vec<String>,
+    /// Where the row's answers come from.
+    pub script: Script,
+    /// Run settings after defaults were applied.
+    pub settings: Settings,
+    /// What must be observed.
+    pub expect: Expect,
+}
+
+/// Where a row's answers come from: written `inject`, or a recorded tape.
+#[derive(Debug, Clone)]
+pub enum Script {
+    /// What each route answers, in declaration order.
+    Inject(Vec<RouteScript>),
+    /// A recorded tape, replayed (or recorded) in order.
+    Tape(Box<TapeRow>),
+}
+
+impl Row {
+    /// The written scripts (none for a tape row).
+    pub fn inject(&self) -> &[RouteScript] {
+        match &self.script {
+            Script::Inject(s) => s,
+            Script::Tape(_) => &[],
+        }
+    }
+
+    /// The row's tape, when it has one.
+    pub fn tape(&self) -> Option<&TapeRow> {
+        match &self.script {
+            Script::Tape(t) => Some(t),
+            Script::Inject(_) => None,
+        }
+    }
+}
+
+/// Run settings of a row (row overrides file defaults).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Overrides the system's deadline.
+    pub deadline: Option<Duration>,
+    /// Jitter input.
+    pub jitter: JitterInput,
+    /// The request the system sends.
+    pub request: RequestSpec,
+    /// How long the clock keeps running after the system returns.
+    pub horizon: Duration,
+    /// Virtual time the system may run before the row fails as hung.
+    pub budget: Duration,
+    /// Calls after which the runaway guard stops the row.
+    pub max_calls: u32,
+    /// How far real waits may be from expected ones (over the wire only).
+    pub tolerance: Tolerance,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            deadline: None,
+            jitter: JitterInput::Seed(0),
+            request: RequestSpec {
+                size: 1000,
+                ..RequestSpec::default()
+            },
+            horizon: Duration::from_secs(3600),
+            budget: Duration::from_secs(3600),
+            max_calls: 100,
+            tolerance: Tolerance::default(),
+        }
+    }
+}

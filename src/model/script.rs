@@ -1,0 +1,96 @@
+//! What routes answer: script entries (a status, a fault, a full response
+//! or an event stream), each served once, in order, or repeated.
+
+use std::time::Duration;
+
+pub use faultmatrix_controller::SseItem;
+
+/// The scripted answers of one route.
+#[derive(Debug, Clone)]
+pub struct RouteScript {
+    /// The route's name.
+    pub route: String,
+    /// Entries in serving order.
+    pub entries: Vec<Entry>,
+}
+
+/// How often an entry is served before the script moves on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeat {
+    /// Served this many times (at least 1).
+    Times(u32),
+    /// Served for every remaining call (bounded by the runaway guard).
+    Forever,
+}
+
+/// One script entry: what one call (or a run of calls) gets.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// What the upstream does.
+    pub answer: Answer,
+    /// Virtual time before the answer starts.
+    pub latency: Duration,
+    /// How often it is served.
+    pub repeat: Repeat,
+    /// For create requests: whether a timeout happened after the upstream
+    /// committed the record.
+    pub committed: bool,
+    /// Short text for messages (`503`, `timeout`, `RATE_LIMITED`).
+    pub label: String,
+}
+
+impl Entry {
+    /// The `ok` shorthand: `200 {"ok":true}`, served once.
+    pub fn ok() -> Self {
+        Entry {
+            answer: Answer::Response(ScriptedResponse {
+                status: 200,
+                headers: Vec::new(),
+                body: Some(r#"{"ok":true}"#.into()),
+                stream: None,
+            }),
+            latency: Duration::ZERO,
+            repeat: Repeat::Times(1),
+            committed: false,
+            label: "ok".into(),
+        }
+    }
+}
+
+/// What an upstream does for one call.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// An HTTP response (possibly a stream).
+    Response(ScriptedResponse),
+    /// The upstream never answers; the client must time out.
+    Timeout,
+    /// The connection is reset before a response.
+    Reset,
+    /// The response cannot be parsed as HTTP.
+    Malformed,
+    /// The response head promises more body than is sent before the
+    /// connection closes (observed as `malformed`).
+    Truncated,
+}
+
+/// A scripted HTTP response.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptedResponse {
+    /// Status code.
+    pub status: u16,
+    /// Headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// JSON or text body (ignored when `stream` is set).
+    pub body: Option<String>,
+    /// A server-sent-event stream.
+    pub stream: Option<StreamSpec>,
+}
+
+/// A scripted server-sent-event stream.
+#[derive(Debug, Clone, Default)]
+pub struct StreamSpec {
+    /// Items in order.
+    pub items: Vec<SseItem>,
+    /// Whether the connection breaks after the items instead of ending.
+    pub breaks: bool,
+}
