@@ -226,8 +226,8 @@ fn chat_client(policy: &Value, registry: &Arc<Registry>) -> Result<Built, Vec<Ya
 
 // ---------------------------------------------------------------- the harness
 
-fn main() {
+fn main() -> std::process::ExitCode {
     Harness::new("docs/examples/custom")
         .system("chat-client", Arc::new(chat_client))
-        .run();
+        .run()
 }

@@ -188,13 +188,21 @@ fn example_matrices_pass() {
         .collect();
     assert!(files.len() >= 4, "{files:?}");
     let systems = faultmatrix::Systems::new();
-    let out = faultmatrix::cli::run_files(&files, &systems, &|_: &str, _: &[String]| true, 2);
+    let out = faultmatrix::engine::plan::run_files(
+        &files,
+        &systems,
+        &Default::default(),
+        &Default::default(),
+        2,
+        &|_| {},
+        &|_| {},
+    );
     let mut ran = 0;
     for r in &out.results {
         match &r.verdict {
-            faultmatrix::reports::text::Verdict::Failed(m) => panic!("{} failed:\n{m}", r.id),
-            faultmatrix::reports::text::Verdict::Passed => ran += 1,
-            faultmatrix::reports::text::Verdict::Ignored(_) => {}
+            faultmatrix::reports::Verdict::Failed(m) => panic!("{} failed:\n{m}", r.id),
+            faultmatrix::reports::Verdict::Passed => ran += 1,
+            faultmatrix::reports::Verdict::Ignored(_) => {}
         }
     }
     assert_eq!(out.load_errors, 0);

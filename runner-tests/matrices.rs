@@ -7,7 +7,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let root = std::env::var("FAULTMATRIX_MATRICES").unwrap_or_else(|_| "matrices".into());
-    faultmatrix::harness::Harness::new(root).run();
+    faultmatrix::harness::Harness::new(root).run()
 }

@@ -96,7 +96,7 @@ fn adding_a_code_adds_its_generated_tests() {
     // And they run and pass against the reference system.
     let suite = Suite::new(r);
     for (m, i, id) in suite.generated_rows() {
-        assert_eq!(run_generated(m, i), Ok(()), "{id}");
+        assert_eq!(run_generated(m, i, &Default::default()), Ok(()), "{id}");
     }
 }
 
@@ -280,7 +280,9 @@ codes:
         .generated_rows()
         .find(|(_, _, id)| id.contains("::STOLEN::"))
         .unwrap();
-    let failure = run_generated(m, i).unwrap_err();
+    let failure = run_generated(m, i, &Default::default())
+        .unwrap_err()
+        .render();
     assert!(
         failure.contains("- A1 503 STOLEN fail\n+ A1 503 A_OK retry wait=1s\n"),
         "{failure}"
@@ -320,7 +322,7 @@ fn the_shipped_registry_passes_its_generated_tests_and_guardrails() {
     let suite = Suite::new(r.clone());
     let mut n = 0;
     for (m, i, id) in suite.generated_rows() {
-        assert_eq!(run_generated(m, i), Ok(()), "{id}");
+        assert_eq!(run_generated(m, i, &Default::default()), Ok(()), "{id}");
         n += 1;
     }
     // Every code has at least one generated test.

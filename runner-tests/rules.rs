@@ -22,7 +22,14 @@ use faultmatrix::system::{
 use faultmatrix::transport::{
     Body, BoxFuture, EventStream, Request, Response, Transport, TransportError,
 };
-use faultmatrix::verdict::compare::check;
+/// The verdict on a row, rendered as every report prints it.
+fn check(
+    m: &faultmatrix::model::Matrix,
+    r: &faultmatrix::model::Row,
+    obs: &faultmatrix::exec::run::Observation,
+) -> Result<(), String> {
+    faultmatrix::verdict::check(m, r, obs).map_err(|f| f.render())
+}
 
 /// The one mistake a broken system makes.
 #[derive(Clone, Copy)]

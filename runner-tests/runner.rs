@@ -25,9 +25,17 @@ fn rows(m: &Matrix) -> Vec<Result<(), String>> {
         .iter()
         .map(|r| {
             let obs = faultmatrix::exec::run::run_row(m, r);
-            faultmatrix::verdict::compare::check(m, r, &obs)
+            faultmatrix::verdict::check(m, r, &obs).map_err(|f| f.render())
         })
         .collect()
+}
+
+/// Runs and judges a row as the harness does.
+fn run_and_check(m: &Matrix, r: &faultmatrix::model::Row) -> Result<(), String> {
+    let opts = faultmatrix::engine::run::RunOptions::default();
+    faultmatrix::engine::run::run_row(m, r, &opts)
+        .0
+        .map_err(|f| f.render())
 }
 
 fn verdicts(yaml: &str) -> Vec<Result<(), String>> {
@@ -547,7 +555,9 @@ fn the_readme_failure_example_is_real_output() {
         .find(|r| r.name == "503 twice on A then B succeeds")
         .unwrap();
     let obs = faultmatrix::exec::run::run_row(&m, row);
-    let msg = faultmatrix::verdict::compare::check(&m, row, &obs).unwrap_err();
+    let msg = faultmatrix::verdict::check(&m, row, &obs)
+        .unwrap_err()
+        .render();
     assert_eq!(msg, block);
 }
 
@@ -571,10 +581,10 @@ fn passing_rows_do_not_parse_the_file_twice() {
         "loading a valid file needs no positions"
     );
     let row = &m.rows[0];
-    assert_eq!(faultmatrix::exec::run::run_and_check(&m, row), Ok(()));
+    assert_eq!(run_and_check(&m, row), Ok(()));
     assert!(!m.positions_indexed(), "a passing row needs no positions");
     let bad = yaml.replace("B1 200 return", "B1 200 fail");
     let m = load_text("t.yaml", &bad, None, &Systems::new()).unwrap();
-    assert!(faultmatrix::exec::run::run_and_check(&m, &m.rows[0]).is_err());
+    assert!(run_and_check(&m, &m.rows[0]).is_err());
     assert!(m.positions_indexed(), "a failure points at its line");
 }

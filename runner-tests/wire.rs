@@ -100,7 +100,7 @@ fn wrong_client_trials() -> Vec<Trial> {
                 let m = load(file);
                 let row = &m.rows[0];
                 let obs = faultmatrix::exec::run::run_row(&m, row);
-                match faultmatrix::verdict::compare::check(&m, row, &obs) {
+                match faultmatrix::verdict::check(&m, row, &obs).map_err(|f| f.render()) {
                     Ok(()) => Err(Failed::from(format!("{file}: the wrong client passed"))),
                     Err(msg) => {
                         for w in wants {
@@ -132,13 +132,15 @@ fn seed_over_http_trials() -> Vec<Trial> {
             Trial::test(format!("over-http::{}", m.row_id(&m.rows[i])), move || {
                 let row = &m.rows[i];
                 let obs = faultmatrix::exec::run::run_row(&m, row);
-                faultmatrix::verdict::compare::check(&m, row, &obs).map_err(Failed::from)
+                faultmatrix::verdict::check(&m, row, &obs)
+                    .map_err(|f| f.render())
+                    .map_err(Failed::from)
             })
         })
         .collect()
 }
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
     std::env::set_current_dir(root()).expect("the crate root exists");
     std::env::set_var("FAULTMATRIX_BIN", env!("CARGO_BIN_EXE_faultmatrix"));
@@ -172,12 +174,12 @@ fn main() {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
-            std::process::exit(101);
+            return std::process::ExitCode::from(101);
         }
     };
     if trials.is_empty() && !args.exact {
         eprintln!("error: no rows under runner-tests/wire: zero rows is a failure");
-        std::process::exit(101);
+        return std::process::ExitCode::from(101);
     }
     if skip_openai {
         trials = trials
@@ -190,5 +192,5 @@ fn main() {
     }
     trials.extend(seed_over_http_trials());
     trials.extend(wrong_client_trials());
-    libtest_mimic::run(&args, trials).exit()
+    libtest_mimic::run(&args, trials).exit_code()
 }

@@ -295,7 +295,9 @@ fn a_hung_command_is_killed_at_its_budget() {
     let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
     let took = started.elapsed();
     assert!(took < Duration::from_secs(4), "took {took:?}");
-    let msg = faultmatrix::verdict::compare::check(&m, &m.rows[0], &obs).unwrap_err();
+    let msg = faultmatrix::verdict::check(&m, &m.rows[0], &obs)
+        .unwrap_err()
+        .render();
     assert!(
         msg.contains("the command was still running after 1s (the row's budget) and was killed"),
         "{msg}"
@@ -313,7 +315,9 @@ fn a_command_that_cannot_start_fails_clearly() {
     )
     .unwrap();
     let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
-    let msg = faultmatrix::verdict::compare::check(&m, &m.rows[0], &obs).unwrap_err();
+    let msg = faultmatrix::verdict::check(&m, &m.rows[0], &obs)
+        .unwrap_err()
+        .render();
     assert!(
         msg.contains("cannot start the command `/nonexistent/client`"),
         "{msg}"
@@ -340,7 +344,7 @@ fn a_shell_client_with_curl_less_http_passes() {
     ))
     .unwrap();
     let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
-    faultmatrix::verdict::compare::check(&m, &m.rows[0], &obs).unwrap();
+    faultmatrix::verdict::check(&m, &m.rows[0], &obs).unwrap();
     assert_eq!(
         obs.calls[0].request.request_id.as_deref(),
         Some(obs.request_id.as_str())
@@ -395,7 +399,9 @@ fn truncated_and_request_assertions_hold_in_process_too() {
     let m = load(text).unwrap();
     assert!(m.command().is_none());
     let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
-    let msg = faultmatrix::verdict::compare::check(&m, &m.rows[0], &obs).unwrap_err();
+    let msg = faultmatrix::verdict::check(&m, &m.rows[0], &obs)
+        .unwrap_err()
+        .render();
     // Only the deliberately wrong assertion fails, naming the call.
     assert_eq!(
         msg,
@@ -446,7 +452,9 @@ fn a_call_to_a_declared_but_unscripted_route_is_observed() {
     ))
     .unwrap();
     let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
-    let msg = faultmatrix::verdict::compare::check(&m, &m.rows[0], &obs).unwrap_err();
+    let msg = faultmatrix::verdict::check(&m, &m.rows[0], &obs)
+        .unwrap_err()
+        .render();
     assert!(
         msg.contains("route B: call 1 but 0 answers were scripted"),
         "{msg}"

@@ -18,16 +18,22 @@
 //!
 //! ```no_run
 //! // runner-tests/matrices.rs, a `harness = false` test target:
-//! faultmatrix::harness::Harness::new("matrices").run();
+//! fn main() -> std::process::ExitCode {
+//!     faultmatrix::harness::Harness::new("matrices").run()
+//! }
 //! ```
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
+use crate::base::env::Env;
 use crate::engine::discover::{self, Found, Loaded};
+use crate::engine::run::RunOptions;
 use crate::load::systems::{Factory, Systems};
+use crate::model::Matrix;
 
 /// Builds trials from matrix files and runs them.
 pub struct Harness {
@@ -35,6 +41,7 @@ pub struct Harness {
     globs: Vec<String>,
     systems: Systems,
     tags: Vec<String>,
+    options: Option<RunOptions>,
 }
 
 impl Harness {
@@ -45,6 +52,7 @@ impl Harness {
             globs: vec![discover::DEFAULT_GLOB.to_string()],
             systems: Systems::new(),
             tags: Vec::new(),
+            options: None,
         }
     }
 
@@ -66,8 +74,19 @@ impl Harness {
         self
     }
 
+    /// How rows run and are judged (default: read from the process's
+    /// environment when the trials are built).
+    pub fn options(mut self, options: RunOptions) -> Self {
+        self.options = Some(options);
+        self
+    }
+
     /// Builds the trials for these arguments.
     pub fn trials(&self, args: &Arguments) -> Result<Vec<Trial>, String> {
+        let opts = self
+            .options
+            .clone()
+            .unwrap_or_else(|| RunOptions::from_env(Env::capture()));
         let set = discover::globset(&self.globs)?;
         let files = match (args.exact, args.filter.as_deref()) {
             (true, Some(name)) => self.exact_file(name, &set)?,
@@ -90,7 +109,7 @@ impl Harness {
                 }
                 Loaded::Matrix(m) => {
                     coverage.record(&m);
-                    let m = Arc::new(m);
+                    let m: Arc<Matrix> = Arc::from(m);
                     for i in 0..m.rows.len() {
                         let row = &m.rows[i];
                         if !crate::engine::select::has_tag(&self.tags, &row.tags) {
@@ -99,8 +118,10 @@ impl Harness {
                         let name = m.row_id(row);
                         let ignored = row.ignore.is_some();
                         let m = m.clone();
+                        let opts = opts.clone();
                         trials.push(
-                            Trial::test(name, move || run_trial(&m, i)).with_ignored_flag(ignored),
+                            Trial::test(name, move || run_trial(&m, i, &opts))
+                                .with_ignored_flag(ignored),
                         );
                     }
                 }
@@ -115,7 +136,7 @@ impl Harness {
                 }
             }
             for found in &registries {
-                trials.extend(crate::engine::suite::trials(found, &coverage));
+                trials.extend(crate::engine::suite::trials(found, &coverage, &opts));
             }
         }
         Ok(trials)
@@ -139,18 +160,23 @@ impl Harness {
         })
     }
 
-    /// Parses the process arguments, runs, and exits.
-    pub fn run(self) -> ! {
-        crate::verdict::snapshot::init_process_env(false);
+    /// Parses the process arguments, runs the trials and returns the exit
+    /// code for `main` to return (the harness's entry point: it reads the
+    /// process's environment once, here).
+    #[must_use = "return it from main, or the run's failures are lost"]
+    pub fn run(self) -> ExitCode {
         let mut args = Arguments::from_args();
+        let env = Env::capture();
         let mut this = self;
-        crate::engine::select::from_env(&mut args, &mut this.tags, &mut this.globs);
-        let this = this;
+        crate::engine::select::from_env(&mut args, &mut this.tags, &mut this.globs, &env);
+        if this.options.is_none() {
+            this.options = Some(RunOptions::from_env(env));
+        }
         let trials = match this.trials(&args) {
             Ok(t) => t,
             Err(e) => {
                 eprintln!("error: {e}");
-                std::process::exit(101);
+                return ExitCode::from(101);
             }
         };
         if trials.is_empty() && !(args.exact && args.filter.is_some()) {
@@ -159,12 +185,13 @@ impl Harness {
                 this.root.display(),
                 this.globs.join(", ")
             );
-            std::process::exit(101);
+            return ExitCode::from(101);
         }
-        libtest_mimic::run(&args, trials).exit()
+        libtest_mimic::run(&args, trials).exit_code()
     }
 }
 
-fn run_trial(m: &crate::model::Matrix, i: usize) -> Result<(), Failed> {
-    crate::exec::run::run_and_check(m, &m.rows[i]).map_err(Failed::from)
+fn run_trial(m: &Matrix, i: usize, opts: &RunOptions) -> Result<(), Failed> {
+    let (verdict, _) = crate::engine::run::run_row(m, &m.rows[i], opts);
+    verdict.map_err(|f| Failed::from(f.render()))
 }

@@ -4,6 +4,7 @@
 
 pub mod diag;
 pub mod duration;
+pub mod env;
 pub mod json;
 pub mod label;
 pub mod paths;
@@ -11,3 +12,5 @@ pub mod redact;
 pub mod sse;
 pub mod url;
 pub mod yaml;
+
+pub use faultmatrix_controller::outcome::lock;

@@ -6,11 +6,13 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use crate::base::env::Env;
 use crate::cli::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::engine::discover::{self, Loaded};
+use crate::engine::results::RowResult;
 use crate::load::systems::Systems;
 use crate::reports;
-use crate::reports::text::{self, RowResult};
+use crate::reports::text;
 
 /// `schema` options.
 #[derive(Debug, clap::Args)]
@@ -57,6 +59,41 @@ pub enum ColorChoice {
     Always,
     /// Never.
     Never,
+}
+
+/// `faultmatrix codes [REGISTRY]`: prints the table; exit status 0, or 2
+/// when the registry cannot be read or does not load.
+pub fn codes(path: Option<&str>) -> u8 {
+    use crate::load::cache::{self, RegistryError};
+    let default = std::path::Path::new("matrices/codes.yaml");
+    let registry = match path {
+        None if !default.exists() => crate::load::registry::builtin(),
+        _ => {
+            let p = path.map_or(default, std::path::Path::new);
+            if let Ok(text) = std::fs::read_to_string(p) {
+                if !crate::engine::discover::is_registry(&text) {
+                    eprintln!(
+                        "error: `{}` is a matrix, not a registry (a registry has `codes:` and no `rows:`)",
+                        p.display()
+                    );
+                    return EXIT_BAD_INPUT;
+                }
+            }
+            match cache::load(p) {
+                Ok(r) => r,
+                Err(RegistryError::Read(e)) => {
+                    eprintln!("error: cannot read registry `{}`: {e}", p.display());
+                    return EXIT_BAD_INPUT;
+                }
+                Err(RegistryError::Invalid(e)) => {
+                    eprint!("{e}");
+                    return EXIT_BAD_INPUT;
+                }
+            }
+        }
+    };
+    print!("{}", crate::reports::table::markdown(&registry));
+    EXIT_OK
 }
 
 /// `faultmatrix schema [matrix|registry]`.
@@ -144,12 +181,17 @@ pub fn snapshots(a: &SnapshotsArgs, systems: &Systems) -> u8 {
 
 /// Writes the text report to stdout (coloured on a terminal), GitHub
 /// annotations under Actions, and the requested report files.
-pub fn write_reports(a: &ReportArgs, results: &[RowResult], quiet: bool) -> Result<(), String> {
+pub fn write_reports(
+    a: &ReportArgs,
+    results: &[RowResult],
+    quiet: bool,
+    env: &Env,
+) -> Result<(), String> {
     let mut text = Vec::new();
     text::write_text(&mut text, results, quiet).map_err(|e| e.to_string())?;
     let text = String::from_utf8_lossy(&text);
     let colour = match a.color {
-        ColorChoice::Auto => reports::term::colour_stdout(),
+        ColorChoice::Auto => reports::term::colour_stdout(env),
         ColorChoice::Always => true,
         ColorChoice::Never => false,
     };
@@ -161,16 +203,16 @@ pub fn write_reports(a: &ReportArgs, results: &[RowResult], quiet: bool) -> Resu
         text.into_owned()
     };
     let _ = out.write_all(shown.as_bytes());
-    if reports::github::enabled() {
+    if reports::github::enabled(env) {
         for line in reports::github::annotations(results) {
             let _ = writeln!(out, "{line}");
         }
         // The job summary page shows the same Markdown as a PR comment.
-        if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+        if let Some(p) = env.non_empty("GITHUB_STEP_SUMMARY") {
             let appended = std::fs::OpenOptions::new()
                 .append(true)
                 .create(true)
-                .open(&p)
+                .open(p)
                 .and_then(|mut f| f.write_all(reports::markdown::render(results).as_bytes()));
             if let Err(e) = appended {
                 eprintln!("warning: cannot append to GITHUB_STEP_SUMMARY: {e}");

@@ -3,19 +3,23 @@
 //! load, a bad argument).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 pub mod commands;
 pub mod wire;
 
 use clap::{Parser, Subcommand};
 
+use crate::base::env::Env;
 use crate::engine::discover::{self, Found, Loaded};
+use crate::engine::plan::{self, Selection};
+use crate::engine::results::Summary;
+use crate::engine::run::{Capture, RunOptions};
+use crate::exec::run::ExecOptions;
+use crate::exec::tape::{Mode, RecordOptions};
 use crate::load::systems::Systems;
 use crate::model::Matrix;
-use crate::reports::text::{self, RowResult, Verdict};
 
 /// Exit status: every row passed.
 pub const EXIT_OK: u8 = 0;
@@ -110,7 +114,8 @@ pub struct RunArgs {
     pub over_http: bool,
 }
 
-/// Entry point of the binary.
+/// Entry point of the binary: the only place (with the cargo harness) that
+/// reads the process's environment, once, into an [`Env`].
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -123,294 +128,85 @@ pub fn main() -> ExitCode {
             });
         }
     };
-    crate::verdict::snapshot::init_process_env(true);
+    let env = Env::capture();
     let systems = Systems::new();
     ExitCode::from(match cli.command {
-        Command::Run(a) => cmd_run(&a, &systems),
+        Command::Run(a) => cmd_run(&a, &systems, env, Mode::from_env),
         Command::List(a) => cmd_list(&a, &systems),
-        Command::Codes(a) => crate::reports::table::cmd_codes(a.registry.as_deref()),
+        Command::Codes(a) => crate::cli::commands::codes(a.registry.as_deref()),
         Command::Check(a) => cmd_check(&a, &systems),
-        Command::Record(a) => {
-            crate::exec::tape::Mode::set_global(crate::exec::tape::Mode::Record(
-                crate::exec::tape::RecordOptions {
-                    env: true,
-                    ..Default::default()
-                },
-            ));
-            cmd_run(&a, &systems)
-        }
+        Command::Record(a) => cmd_run(&a, &systems, env, |_| {
+            Mode::Record(RecordOptions {
+                env: true,
+                ..Default::default()
+            })
+        }),
         Command::Schema(a) => crate::cli::commands::schema(&a),
         Command::Snapshots(a) => crate::cli::commands::snapshots(&a, &systems),
         Command::Serve(a) => crate::cli::wire::serve(&a, &systems),
-        Command::Client(a) => crate::cli::wire::client(&a, &systems),
+        Command::Client(a) => crate::cli::wire::client(&a, &systems, &env),
     })
 }
 
 /// Resolves path arguments (files, directories, globs) into files.
 pub fn resolve(paths: &[String]) -> Result<Vec<Found>, String> {
-    let default = ["matrices".to_string()];
-    let paths = if paths.is_empty() {
-        &default[..]
-    } else {
-        paths
-    };
-    let all = discover::globset(&[discover::DEFAULT_GLOB.to_string()])?;
-    let mut out = Vec::new();
-    for p in paths {
-        let path = Path::new(p);
-        if path.exists() {
-            out.extend(discover::find(path, &all).map_err(|e| format!("cannot read `{p}`: {e}"))?);
-        } else if p.contains(['*', '?', '[', '{']) {
-            // A glob: walk from its literal prefix.
-            let base: PathBuf = Path::new(p)
-                .components()
-                .take_while(|c| {
-                    !c.as_os_str()
-                        .to_string_lossy()
-                        .contains(['*', '?', '[', '{'])
-                })
-                .collect();
-            let set = discover::globset(std::slice::from_ref(p))?;
-            let root = if base.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                base
-            };
-            let found = discover::find(&root, &all)
-                .map_err(|e| format!("cannot read `{}`: {e}", root.display()))?;
-            out.extend(
-                found
-                    .into_iter()
-                    .filter(|f| set.is_match(&f.display) || set.is_match(&f.path)),
-            );
-        } else {
-            return Err(format!(
-                "`{p}` does not exist (expected a matrix file, a directory or a glob)"
-            ));
-        }
+    plan::resolve(paths)
+}
+
+fn selection(a: &SelectArgs) -> Selection {
+    Selection {
+        filter: a.filter.clone(),
+        tags: a.tags.clone(),
     }
-    out.sort();
-    out.dedup();
-    Ok(out)
-}
-
-struct Selected {
-    matrices: Vec<Matrix>,
-    errors: Vec<RowResult>,
-    /// Ids of registry files' generated tests and guardrails.
-    registry_ids: Vec<String>,
-}
-
-fn select(a: &SelectArgs, systems: &Systems, threads: usize) -> Result<Selected, String> {
-    let files = resolve(&a.paths)?;
-    let loaded = discover::load_all(&files, systems, threads);
-    let mut matrices = Vec::new();
-    let mut errors = Vec::new();
-    let mut registry_ids = Vec::new();
-    for (f, l) in files.iter().zip(loaded) {
-        match l {
-            Loaded::Matrix(m) => matrices.push(*m),
-            Loaded::Registry => match crate::engine::suite::Suite::load(f) {
-                Ok(s) => registry_ids.extend(s.ids()),
-                Err(msg) => errors.push(crate::engine::suite::load_failure(f, msg)),
-            },
-            Loaded::Errors(e) => errors.push(RowResult {
-                id: f.display.clone(),
-                tags: Vec::new(),
-                location: Some(f.display.clone()),
-                verdict: Verdict::Failed(e.to_string()),
-                observed: None,
-            }),
-        }
-    }
-    Ok(Selected {
-        matrices,
-        errors,
-        registry_ids,
-    })
-}
-
-fn wanted(a: &SelectArgs, id: &str, tags: &[String]) -> bool {
-    a.filter.as_deref().is_none_or(|f| id.contains(f))
-        && (a.tags.is_empty() || tags.iter().any(|t| a.tags.contains(t)))
 }
 
 fn cmd_list(a: &SelectArgs, systems: &Systems) -> u8 {
     let threads = a.threads.unwrap_or_else(discover::default_threads);
-    let sel = match select(a, systems, threads) {
-        Ok(s) => s,
+    let files = match resolve(&a.paths) {
+        Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_BAD_INPUT;
         }
     };
+    let sel = selection(a);
+    let loaded = discover::load_all(&files, systems, threads);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    for m in &sel.matrices {
-        for r in &m.rows {
-            let id = m.row_id(r);
-            if wanted(a, &id, &r.tags) {
-                let _ = writeln!(out, "{id}");
+    let mut errors = Vec::new();
+    let mut registry_ids = Vec::new();
+    for (f, l) in files.iter().zip(loaded) {
+        match l {
+            Loaded::Matrix(m) => {
+                for r in &m.rows {
+                    let id = m.row_id(r);
+                    if sel.keeps(&id, &r.tags) {
+                        let _ = writeln!(out, "{id}");
+                    }
+                }
             }
+            Loaded::Registry => match crate::engine::suite::Suite::load(f) {
+                Ok(s) => registry_ids.extend(s.ids()),
+                Err(msg) => errors.push(msg),
+            },
+            Loaded::Errors(e) => errors.push(e.to_string()),
         }
     }
-    for id in sel.registry_ids.iter().filter(|id| wanted(a, id, &[])) {
+    for id in registry_ids.iter().filter(|id| sel.keeps(id, &[])) {
         let _ = writeln!(out, "{id}");
     }
     let _ = out.flush();
-    for e in &sel.errors {
-        if let Verdict::Failed(msg) = &e.verdict {
-            eprintln!("{msg}");
-        }
+    for msg in &errors {
+        eprintln!("{msg}");
     }
-    if sel.errors.is_empty() {
+    if errors.is_empty() {
         EXIT_OK
     } else {
         EXIT_BAD_INPUT
     }
 }
 
-/// Runs one matrix's selected rows (`keep(id, tags)`), in file order.
-pub fn run_matrix(m: &Matrix, keep: &dyn Fn(&str, &[String]) -> bool) -> Vec<RowResult> {
-    let mut out = Vec::new();
-    for row in &m.rows {
-        let id = m.row_id(row);
-        if !keep(&id, &row.tags) {
-            continue;
-        }
-        let mut observed = None;
-        let verdict = match &row.ignore {
-            Some(reason) => Verdict::Ignored(reason.clone()),
-            None => {
-                let verdict = match crate::exec::run::run_and_check(m, row) {
-                    Ok(()) => Verdict::Passed,
-                    Err(msg) => Verdict::Failed(msg),
-                };
-                observed = crate::reports::take_observed(matches!(verdict, Verdict::Failed(_)));
-                verdict
-            }
-        };
-        let location = matches!(verdict, Verdict::Failed(_)).then(|| m.row_location(row));
-        out.push(RowResult {
-            id,
-            tags: row.tags.clone(),
-            location,
-            verdict,
-            observed,
-        });
-    }
-    out
-}
-
-/// What running files gave: row results in file order, and whether any
-/// file failed to load.
-pub struct RunOutcome {
-    /// Row results (a file that did not load is one failed result).
-    pub results: Vec<RowResult>,
-    /// Files that did not load.
-    pub load_errors: usize,
-}
-
-/// Loads and runs files on `threads` threads, one file at a time per
-/// thread, so memory holds one matrix per thread plus the results.
-pub fn run_files(
-    files: &[Found],
-    systems: &Systems,
-    keep: &(dyn Fn(&str, &[String]) -> bool + Sync),
-    threads: usize,
-) -> RunOutcome {
-    run_files_with(files, systems, keep, threads, &|_| {})
-}
-
-/// As [`run_files`], with a hook that may adjust each matrix before it runs
-/// (`--over-http` uses it).
-pub fn run_files_with(
-    files: &[Found],
-    systems: &Systems,
-    keep: &(dyn Fn(&str, &[String]) -> bool + Sync),
-    threads: usize,
-    adjust: &(dyn Fn(&mut Matrix) + Sync),
-) -> RunOutcome {
-    use crate::engine::{guardrails::Coverage, suite};
-    // Registries whose coverage guardrail waits for every matrix of the run.
-    let pending = std::sync::Mutex::new(Vec::new());
-    let coverage = std::sync::Mutex::new(Coverage::new());
-    let one = |i: usize, f: &Found| -> (Vec<RowResult>, bool) {
-        match discover::load_one(f, systems) {
-            Loaded::Matrix(mut m) => {
-                adjust(&mut m);
-                if m.registry.path.is_some() {
-                    let mut c = Coverage::new();
-                    c.record(&m);
-                    coverage.lock().unwrap_or_else(|e| e.into_inner()).merge(c);
-                }
-                (run_matrix(&m, keep), false)
-            }
-            Loaded::Registry => match suite::Suite::load(f) {
-                Ok(s) => {
-                    let results = s.results(&|id: &str| keep(id, &[]));
-                    pending
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push((i, s.registry));
-                    (results, false)
-                }
-                Err(msg) => (vec![suite::load_failure(f, msg)], true),
-            },
-            Loaded::Errors(e) => (
-                vec![RowResult {
-                    id: f.display.clone(),
-                    tags: Vec::new(),
-                    location: Some(f.display.clone()),
-                    verdict: Verdict::Failed(e.to_string()),
-                    observed: None,
-                }],
-                true,
-            ),
-        }
-    };
-    let threads = threads.clamp(1, files.len().max(1));
-    let next = AtomicUsize::new(0);
-    let mut parts: Vec<(usize, Vec<RowResult>, bool)> = Vec::new();
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= files.len() {
-                            break;
-                        }
-                        let (r, bad) = one(i, &files[i]);
-                        crate::reports::term::FILES_DONE.fetch_add(1, Ordering::Relaxed);
-                        mine.push((i, r, bad));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        for h in handles {
-            parts.extend(h.join().expect("row workers do not panic"));
-        }
-    });
-    let coverage = coverage.into_inner().unwrap_or_else(|e| e.into_inner());
-    for (i, r) in pending.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        if let Some(res) = suite::coverage_result(&r, &coverage, &|id: &str| keep(id, &[])) {
-            if let Some(p) = parts.iter_mut().find(|p| p.0 == i) {
-                p.1.push(res);
-            }
-        }
-    }
-    parts.sort_by_key(|(i, _, _)| *i);
-    let load_errors = parts.iter().filter(|p| p.2).count();
-    RunOutcome {
-        results: parts.into_iter().flat_map(|(_, r, _)| r).collect(),
-        load_errors,
-    }
-}
-
-fn cmd_run(a: &RunArgs, systems: &Systems) -> u8 {
+fn cmd_run(a: &RunArgs, systems: &Systems, env: Env, mode: fn(&Env) -> Mode) -> u8 {
     let threads = a.select.threads.unwrap_or_else(discover::default_threads);
     let files = match resolve(&a.select.paths) {
         Ok(f) => f,
@@ -419,8 +215,21 @@ fn cmd_run(a: &RunArgs, systems: &Systems) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
-    crate::reports::set_capture(a.reports.html.is_some());
-    let progress = crate::reports::term::Progress::start(files.len());
+    let opts = RunOptions {
+        exec: ExecOptions {
+            mode: mode(&env),
+            env: Arc::new(env.clone()),
+        },
+        verdict: crate::verdict::Options {
+            snapshots: crate::verdict::snapshot::Options::from_env(&env),
+        },
+        capture: if a.reports.html.is_some() {
+            Capture::on()
+        } else {
+            Capture::Off
+        },
+    };
+    let progress = crate::reports::term::Progress::start(files.len(), &env);
     let exe = std::env::current_exe()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "faultmatrix".into());
@@ -430,12 +239,14 @@ fn cmd_run(a: &RunArgs, systems: &Systems) -> u8 {
             crate::cli::wire::over_http(m, &exe);
         }
     };
-    let outcome = run_files_with(
+    let outcome = plan::run_files(
         &files,
         systems,
-        &|id: &str, tags: &[String]| wanted(&a.select, id, tags),
+        &selection(&a.select),
+        &opts,
         threads,
         &adjust,
+        &|_| progress.file_done(),
     );
     progress.finish();
     let results = outcome.results;
@@ -443,13 +254,13 @@ fn cmd_run(a: &RunArgs, systems: &Systems) -> u8 {
         eprintln!("error: no matrix rows selected: zero rows is a failure, not a pass");
         return EXIT_BAD_INPUT;
     }
-    if let Err(e) = crate::cli::commands::write_reports(&a.reports, &results, a.quiet) {
+    if let Err(e) = crate::cli::commands::write_reports(&a.reports, &results, a.quiet, &env) {
         eprintln!("error: {e}");
         return EXIT_BAD_INPUT;
     }
     if outcome.load_errors > 0 {
         EXIT_BAD_INPUT
-    } else if text::Summary::of(&results).failed > 0 {
+    } else if Summary::of(&results).failed > 0 {
         EXIT_FAILED
     } else {
         EXIT_OK

@@ -8,6 +8,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use crate::base::env::Env;
 use crate::contracts::system::{EscalationSink, JitterSource, RowContext};
 use crate::exec::wire::client::HttpTransport;
 use crate::exec::wire::command::{url_var, CommandSpec};
@@ -140,8 +141,8 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
 /// `faultmatrix client`: runs the file's `policy` as the reference system
 /// over HTTP against `FAULTMATRIX_URL_<ROUTE>`, prints the JSON result.
 /// Exit 0 on success, 1 on a final error, 2 on bad input.
-pub fn client(a: &ClientArgs, systems: &Systems) -> u8 {
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+pub fn client(a: &ClientArgs, systems: &Systems, vars: &Env) -> u8 {
+    let env = |k: &str| vars.non_empty(k).map(str::to_string);
     let (Some(file), Some(row_name)) = (
         a.file.clone().or_else(|| env("FAULTMATRIX_FILE")),
         a.row.clone().or_else(|| env("FAULTMATRIX_ROW")),

@@ -3,7 +3,6 @@
 //! spread over threads.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
@@ -115,32 +114,7 @@ pub fn load_one(found: &Found, systems: &Systems) -> Loaded {
 
 /// Loads files on `threads` threads, keeping their order.
 pub fn load_all(files: &[Found], systems: &Systems, threads: usize) -> Vec<Loaded> {
-    let threads = threads.clamp(1, files.len().max(1));
-    if threads == 1 {
-        return files.iter().map(|f| load_one(f, systems)).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let mut slots: Vec<Option<Loaded>> = (0..files.len()).map(|_| None).collect();
-    let results = std::sync::Mutex::new(&mut slots);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= files.len() {
-                    break;
-                }
-                let l = load_one(&files[i], systems);
-                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(l);
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .map(|s| s.expect("every file loaded"))
-        .collect()
+    crate::engine::pool::map(files, threads, |_, f| load_one(f, systems))
 }
 
-/// Threads to use by default.
-pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
+pub use crate::engine::pool::default_threads;

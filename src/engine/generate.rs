@@ -457,7 +457,8 @@ mod tests {
                     .iter()
                     .map(|l| l.text.as_str())
                     .collect();
-                let verdict = crate::engine::suite::run_generated(&m, i);
+                let verdict = crate::engine::suite::run_generated(&m, i, &Default::default())
+                    .map_err(|f| f.render());
                 out.push((row.name.clone(), t.join("\n"), verdict));
             }
         }

@@ -6,6 +6,8 @@
 
 use libtest_mimic::Arguments;
 
+use crate::base::env::Env;
+
 /// Whether a row with `row_tags` is kept by `wanted` (empty keeps all).
 pub fn has_tag(wanted: &[String], row_tags: &[String]) -> bool {
     wanted.is_empty() || row_tags.iter().any(|t| wanted.contains(t))
@@ -20,13 +22,13 @@ fn split(list: &str) -> impl Iterator<Item = String> + '_ {
 
 /// Applies a `tag:` filter and the `FAULTMATRIX_TAGS` / `FAULTMATRIX_FILES`
 /// variables to harness settings.
-pub fn from_env(args: &mut Arguments, tags: &mut Vec<String>, globs: &mut Vec<String>) {
+pub fn from_env(args: &mut Arguments, tags: &mut Vec<String>, globs: &mut Vec<String>, env: &Env) {
     apply(
         args,
         tags,
         globs,
-        std::env::var("FAULTMATRIX_TAGS").ok().as_deref(),
-        std::env::var("FAULTMATRIX_FILES").ok().as_deref(),
+        env.var("FAULTMATRIX_TAGS"),
+        env.var("FAULTMATRIX_FILES"),
     );
 }
 

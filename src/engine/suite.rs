@@ -14,11 +14,13 @@ use libtest_mimic::{Failed, Trial};
 use crate::engine::discover::{self, Found, Loaded};
 use crate::engine::generate;
 use crate::engine::guardrails::{Coverage, Guardrail};
+use crate::engine::results::{RowResult, Verdict};
+use crate::engine::run::RunOptions;
 use crate::load::cache::{self, RegistryError};
 use crate::load::systems::Systems;
 use crate::model::registry::Registry;
 use crate::model::Matrix;
-use crate::reports::text::{RowResult, Verdict};
+use crate::verdict::{Failure, Location, ProblemKind};
 
 /// A registry's generated tests and guardrails.
 pub struct Suite {
@@ -69,21 +71,19 @@ impl Suite {
 
     /// Results for the CLI: generated rows and every guardrail except the
     /// coverage one (see [`coverage_result`]), filtered by `keep`.
-    pub fn results(&self, keep: &dyn Fn(&str) -> bool) -> Vec<RowResult> {
+    pub fn results(&self, keep: &dyn Fn(&str) -> bool, opts: &RunOptions) -> Vec<RowResult> {
         let mut out = Vec::new();
         for (m, i, id) in self.generated_rows() {
             if !keep(&id) {
                 continue;
             }
-            let verdict = match run_generated(m, i) {
+            let verdict = match run_generated(m, i, opts) {
                 Ok(()) => Verdict::Passed,
                 Err(e) => Verdict::Failed(e),
             };
-            let location = matches!(verdict, Verdict::Failed(_)).then(|| location(m, i));
             out.push(RowResult {
                 id,
                 tags: m.rows[i].tags.clone(),
-                location,
                 verdict,
                 observed: None,
             });
@@ -99,22 +99,18 @@ impl Suite {
 
 /// Runs one generated row through the ordinary run and compare path. A
 /// failure points at the code's name in the registry file.
-pub fn run_generated(m: &Matrix, i: usize) -> Result<(), String> {
-    let row = &m.rows[i];
-    let obs = crate::exec::run::run_row(m, row);
-    crate::verdict::compare::check(m, row, &obs).map_err(|msg| {
-        msg.replacen(
-            &format!("--> {}\n", m.row_location(row)),
-            &format!("--> {}\n", location(m, i)),
-            1,
-        )
+pub fn run_generated(m: &Matrix, i: usize, opts: &RunOptions) -> Result<(), Failure> {
+    let (verdict, _) = crate::engine::run::run_row(m, &m.rows[i], opts);
+    verdict.map_err(|mut f| {
+        f.at = Some(location(m, i));
+        f
     })
 }
 
-/// `file:line:col` of the code a generated row tests (its key in `codes:`).
-pub fn location(m: &Matrix, i: usize) -> String {
+/// Where the code a generated row tests is written (its key in `codes:`).
+pub fn location(m: &Matrix, i: usize) -> Location {
     let p = m.positions().key(&m.rows[i].path);
-    format!("{}:{}:{}", m.file, p.line, p.col)
+    Location::at(&m.file, p.line, p.col)
 }
 
 /// A guardrail as a report line, when `keep` selects it.
@@ -130,10 +126,13 @@ pub fn guardrail_result(
     }
     let verdict = match g.check(r, coverage) {
         Ok(()) => Verdict::Passed,
-        Err(e) => Verdict::Failed(e),
+        Err(e) => Verdict::Failed(Failure::whole(
+            Location::file(&r.origin),
+            ProblemKind::Guardrail,
+            e,
+        )),
     };
     Some(RowResult {
-        location: matches!(verdict, Verdict::Failed(_)).then(|| r.origin.clone()),
         id,
         tags: vec!["guardrail".into()],
         verdict,
@@ -169,7 +168,7 @@ pub fn needs_all_matrices(name: &str) -> bool {
 
 /// The trials of a registry file: generated rows, then guardrails. A
 /// registry that does not load is one failing trial named after the file.
-pub fn trials(found: &Found, coverage: &Coverage) -> Vec<Trial> {
+pub fn trials(found: &Found, coverage: &Coverage, opts: &RunOptions) -> Vec<Trial> {
     let suite = match Suite::load(found) {
         Ok(s) => s,
         Err(msg) => {
@@ -181,8 +180,9 @@ pub fn trials(found: &Found, coverage: &Coverage) -> Vec<Trial> {
     let mut out = Vec::new();
     for (m, i, id) in suite.generated_rows() {
         let m = m.clone();
+        let opts = opts.clone();
         out.push(Trial::test(id, move || {
-            run_generated(&m, i).map_err(Failed::from)
+            run_generated(&m, i, &opts).map_err(|f| Failed::from(f.render()))
         }));
     }
     for g in Guardrail::ALL {
@@ -201,11 +201,5 @@ pub fn trials(found: &Found, coverage: &Coverage) -> Vec<Trial> {
 
 /// A registry file that does not load, as one failed report line.
 pub fn load_failure(found: &Found, message: String) -> RowResult {
-    RowResult {
-        id: found.display.clone(),
-        tags: Vec::new(),
-        location: Some(found.display.clone()),
-        verdict: Verdict::Failed(message),
-        observed: None,
-    }
+    crate::engine::plan::load_failure(found, message)
 }

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::base::env::Env;
 use crate::contracts::system::System;
 use crate::contracts::system::{EscalationSink, JitterSource, RowContext, SystemResult};
 use crate::contracts::transport::Transport;
@@ -89,23 +90,45 @@ pub fn request_id(file: &str, row: &str) -> String {
     format!("req-{h:08x}")
 }
 
-/// Runs a row of a matrix (tapes in the process-wide [`Mode`]).
+/// What a row's execution depends on beyond the row: whether tapes are
+/// replayed or recorded, and the environment (command systems expand
+/// `${VAR}` from it, recordings read upstreams from it).
+#[derive(Debug, Clone, Default)]
+pub struct ExecOptions {
+    /// Replay or record tapes.
+    pub mode: Mode,
+    /// The environment, captured by the entry point.
+    pub env: Arc<Env>,
+}
+
+impl ExecOptions {
+    /// Options from this environment: recording when `FAULTMATRIX_RECORD`
+    /// says so.
+    pub fn from_env(env: Env) -> Self {
+        Self {
+            mode: Mode::from_env(&env),
+            env: Arc::new(env),
+        }
+    }
+
+    /// Options from the process's environment, read now: for a tool or
+    /// test that runs a row itself (it is an entry point).
+    pub fn capture() -> Self {
+        Self::from_env(Env::capture())
+    }
+}
+
+/// Runs a row of a matrix with the process's environment ([`ExecOptions::capture`]).
 pub fn run_row(matrix: &Matrix, row: &Row) -> Observation {
-    run_row_with(matrix, row, &Mode::current())
+    run_row_with(matrix, row, &ExecOptions::capture())
 }
 
-/// Runs a row and checks it: the verdict the harness and the CLI report.
-/// A recorded tape is moved into place only when this passes.
-pub fn run_and_check(matrix: &Matrix, row: &Row) -> Result<(), String> {
-    crate::exec::tape::check_row(matrix, row, &Mode::current())
-}
-
-/// Runs a row of a matrix, replaying or recording its tape as `mode` says.
-pub fn run_row_with(matrix: &Matrix, row: &Row, mode: &Mode) -> Observation {
+/// Runs a row of a matrix, replaying or recording its tape as `opts` says.
+pub fn run_row_with(matrix: &Matrix, row: &Row, opts: &ExecOptions) -> Observation {
     let system = match &matrix.system {
         SystemUnderTest::Command(spec) => {
             // A command system runs over HTTP on the real clock.
-            return crate::exec::wire::command::run_row(matrix, row, spec);
+            return crate::exec::wire::command::run_row(matrix, row, spec, &opts.env);
         }
         SystemUnderTest::InProcess { system, .. } => system.clone(),
     };
@@ -114,14 +137,14 @@ pub fn run_row_with(matrix: &Matrix, row: &Row, mode: &Mode) -> Observation {
         .start_paused(true)
         .build()
         .expect("building a current-thread runtime does not fail");
-    rt.block_on(run_row_async(matrix, row, system.as_ref(), mode))
+    rt.block_on(run_row_async(matrix, row, system.as_ref(), opts))
 }
 
 async fn run_row_async(
     matrix: &Matrix,
     row: &Row,
     system: &dyn System,
-    mode: &Mode,
+    opts: &ExecOptions,
 ) -> Observation {
     let s = &row.settings;
     let request_id = request_id(&matrix.file, &row.name);
@@ -131,7 +154,7 @@ async fn run_row_async(
             let t = Scripted::new(row.inject(), s.max_calls);
             (t.clone(), Arc::new(t), None)
         }
-        Some(tape) => match Session::open(tape, mode, s.max_calls) {
+        Some(tape) => match Session::open(tape, &opts.mode, &opts.env, s.max_calls) {
             Ok((t, system, session)) => (t, system, Some(session)),
             Err(message) => {
                 let mut obs = Observation::failed(request_id, message.clone());

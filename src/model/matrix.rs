@@ -110,11 +110,16 @@ impl Matrix {
         self.positions().value(path)
     }
 
-    /// `file:line:col` of a row.
-    pub fn row_location(&self, row: &Row) -> String {
+    /// Where a row's `name` key is written.
+    pub fn row_pos(&self, row: &Row) -> Pos {
         let mut name = row.path.clone();
         name.push(Seg::Key("name".into()));
-        let p = self.positions().key(&name);
+        self.positions().key(&name)
+    }
+
+    /// `file:line:col` of a row.
+    pub fn row_location(&self, row: &Row) -> String {
+        let p = self.row_pos(row);
         format!("{}:{}:{}", self.file, p.line, p.col)
     }
 

@@ -3,10 +3,11 @@
 //! pull request's diff view. Emitted when `GITHUB_ACTIONS=true`.
 
 use super::{RowResult, Verdict};
+use crate::base::env::Env;
 
 /// Whether we run under GitHub Actions.
-pub fn enabled() -> bool {
-    std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true")
+pub fn enabled(env: &Env) -> bool {
+    env.var("GITHUB_ACTIONS") == Some("true")
 }
 
 /// Escapes a message (`%`, CR, LF) as the workflow-command syntax needs.
@@ -21,36 +22,30 @@ fn escape_prop(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// Splits `file:line:col` (the file may itself hold `:` on other systems).
-pub fn split_location(loc: &str) -> (String, Option<usize>, Option<usize>) {
-    let mut parts = loc.rsplitn(3, ':');
-    let col = parts.next().and_then(|c| c.parse().ok());
-    let line = parts.next().and_then(|l| l.parse().ok());
-    match (line, col, parts.next()) {
-        (Some(l), Some(c), Some(f)) => (f.to_string(), Some(l), Some(c)),
-        _ => (loc.to_string(), None, None),
-    }
-}
-
 /// The annotation lines for failed rows.
 pub fn annotations(results: &[RowResult]) -> Vec<String> {
     let mut out = Vec::new();
     for r in results {
-        let Verdict::Failed(msg) = &r.verdict else {
+        let Verdict::Failed(failure) = &r.verdict else {
             continue;
         };
-        let loc = r.location.as_deref().unwrap_or(&r.id);
-        let (file, line, col) = split_location(loc);
-        let mut props = format!("file={}", escape_prop(&file));
-        if let Some(l) = line {
+        let file = failure
+            .at
+            .as_ref()
+            .map_or(r.id.as_str(), |a| a.file.as_str());
+        let mut props = format!("file={}", escape_prop(file));
+        if let Some(l) = failure.at.as_ref().and_then(|a| a.line) {
             props.push_str(&format!(",line={l}"));
         }
-        if let Some(c) = col {
+        if let Some(c) = failure.at.as_ref().and_then(|a| a.col) {
             props.push_str(&format!(",col={c}"));
         }
         let title = r.id.split_once("::").map_or("matrix file", |(_, row)| row);
         props.push_str(&format!(",title={}", escape_prop(title)));
-        out.push(format!("::error {props}::{}", escape_data(msg.trim_end())));
+        out.push(format!(
+            "::error {props}::{}",
+            escape_data(failure.render().trim_end())
+        ));
     }
     out
 }
@@ -61,11 +56,18 @@ mod tests {
 
     #[test]
     fn annotates_at_the_rows_file_and_line() {
+        use crate::verdict::{Failure, Location, Problem, ProblemKind};
         let r = RowResult {
             id: "matrices/a.yaml::x, y".into(),
             tags: vec![],
-            location: Some("matrices/a.yaml:12:5".into()),
-            verdict: Verdict::Failed("row failed\n- A1\n+ A2 50%".into()),
+            verdict: Verdict::Failed(Failure {
+                row: None,
+                at: Some(Location::at("matrices/a.yaml", 12, 5)),
+                problems: vec![Problem::new(
+                    ProblemKind::Trace,
+                    "row failed\n- A1\n+ A2 50%",
+                )],
+            }),
             observed: None,
         };
         assert_eq!(

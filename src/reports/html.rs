@@ -203,7 +203,7 @@ pub fn render(title: &str, results: &[RowResult]) -> String {
         let _ = writeln!(
             out,
             "<p id=\"undrawn\">{undrawn} passed rows are listed without their timeline (the page draws at most {} passed rows; every failed row is drawn).</p>",
-            super::MAX_PASSED_DRAWN
+            crate::engine::run::MAX_PASSED_DRAWN
         );
     }
     // Failed rows first: they are what a reviewer opens the page for.
@@ -245,8 +245,8 @@ pub fn render(title: &str, results: &[RowResult]) -> String {
             );
         }
         match &r.verdict {
-            Verdict::Failed(msg) => {
-                let _ = write!(out, "<pre class=\"diff\">{}</pre>", diff_html(msg));
+            Verdict::Failed(f) => {
+                let _ = write!(out, "<pre class=\"diff\">{}</pre>", diff_html(&f.render()));
             }
             Verdict::Ignored(reason) => {
                 let _ = write!(out, "<p>ignored: {}</p>", escape(reason));
@@ -268,7 +268,6 @@ mod tests {
         RowResult {
             id: id.into(),
             tags: vec![],
-            location: None,
             verdict,
             observed,
         }
@@ -298,7 +297,11 @@ mod tests {
             &[
                 row(
                     "f.yaml::drawn",
-                    Verdict::Failed("- a\n+ b".into()),
+                    Verdict::Failed(crate::verdict::Failure::whole(
+                        crate::verdict::Location::file("f.yaml"),
+                        crate::verdict::ProblemKind::Trace,
+                        "- a\n+ b",
+                    )),
                     Some(Box::new(run)),
                 ),
                 row("f.yaml::compact", Verdict::Passed, None),

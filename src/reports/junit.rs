@@ -67,10 +67,10 @@ pub fn render(results: &[RowResult]) -> String {
                 escape(name)
             );
             let _ = write!(out, " file=\"{}\"", escape(file));
-            if let Some((_, Some(line), _)) =
-                r.location.as_deref().map(super::github::split_location)
-            {
-                let _ = write!(out, " line=\"{line}\"");
+            if let Verdict::Failed(f) = &r.verdict {
+                if let Some(line) = f.at.as_ref().and_then(|a| a.line) {
+                    let _ = write!(out, " line=\"{line}\"");
+                }
             }
             match &r.verdict {
                 Verdict::Passed => out.push_str("/>\n"),
@@ -81,16 +81,14 @@ pub fn render(results: &[RowResult]) -> String {
                         escape(reason)
                     );
                 }
-                Verdict::Failed(msg) => {
-                    let first = msg
-                        .lines()
-                        .find(|l| !l.trim().is_empty())
-                        .unwrap_or("failed");
+                Verdict::Failed(f) => {
+                    let msg = f.render();
+                    let first = f.headline();
                     let _ = writeln!(
                         out,
                         ">\n      <failure message=\"{}\" type=\"faultmatrix\">{}</failure>\n    </testcase>",
-                        escape(first),
-                        escape(msg)
+                        escape(&first),
+                        escape(&msg)
                     );
                 }
             }

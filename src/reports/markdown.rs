@@ -36,7 +36,10 @@ pub fn render(results: &[RowResult]) -> String {
             out,
             "| {} | `{}` |",
             cell(&r.id),
-            cell(r.location.as_deref().unwrap_or("-"))
+            cell(&match &r.verdict {
+                Verdict::Failed(f) => f.at.as_ref().map_or("-".to_string(), |a| a.to_string()),
+                _ => "-".to_string(),
+            })
         );
     }
     if failed.len() > MAX_ROWS {
@@ -45,12 +48,12 @@ pub fn render(results: &[RowResult]) -> String {
     out.push('\n');
     let shown = failed.len().min(MAX_DETAILS);
     for r in &failed[..shown] {
-        if let Verdict::Failed(msg) = &r.verdict {
+        if let Verdict::Failed(f) = &r.verdict {
             let _ = writeln!(
                 out,
                 "<details><summary>{}</summary>\n\n```diff\n{}\n```\n\n</details>\n",
                 super::junit::escape(&r.id),
-                msg.trim_end().replace("```", "ʼʼʼ")
+                f.render().trim_end().replace("```", "ʼʼʼ")
             );
         }
     }
@@ -74,8 +77,11 @@ mod tests {
             .map(|i| RowResult {
                 id: format!("m.yaml::row {i}"),
                 tags: vec![],
-                location: Some(format!("m.yaml:{i}:5")),
-                verdict: Verdict::Failed("- a\n+ b\n".repeat(50)),
+                verdict: Verdict::Failed(crate::verdict::Failure::whole(
+                    crate::verdict::Location::at("m.yaml", i, 5),
+                    crate::verdict::ProblemKind::Trace,
+                    "- a\n+ b\n".repeat(50),
+                )),
                 observed: None,
             })
             .collect();

@@ -179,39 +179,3 @@ pub fn markdown(r: &Registry) -> String {
     }
     out
 }
-
-/// `faultmatrix codes [REGISTRY]`: prints the table; exit status 0, or 2
-/// when the registry cannot be read or does not load.
-pub fn cmd_codes(path: Option<&str>) -> u8 {
-    use crate::cli::{EXIT_BAD_INPUT, EXIT_OK};
-    use crate::load::cache::{self, RegistryError};
-    let default = std::path::Path::new("matrices/codes.yaml");
-    let registry = match path {
-        None if !default.exists() => crate::load::registry::builtin(),
-        _ => {
-            let p = path.map_or(default, std::path::Path::new);
-            if let Ok(text) = std::fs::read_to_string(p) {
-                if !crate::engine::discover::is_registry(&text) {
-                    eprintln!(
-                        "error: `{}` is a matrix, not a registry (a registry has `codes:` and no `rows:`)",
-                        p.display()
-                    );
-                    return EXIT_BAD_INPUT;
-                }
-            }
-            match cache::load(p) {
-                Ok(r) => r,
-                Err(RegistryError::Read(e)) => {
-                    eprintln!("error: cannot read registry `{}`: {e}", p.display());
-                    return EXIT_BAD_INPUT;
-                }
-                Err(RegistryError::Invalid(e)) => {
-                    eprint!("{e}");
-                    return EXIT_BAD_INPUT;
-                }
-            }
-        }
-    };
-    print!("{}", markdown(&registry));
-    EXIT_OK
-}

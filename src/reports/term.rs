@@ -3,14 +3,14 @@
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
-/// Files finished by the current run (the CLI's workers count them).
-pub static FILES_DONE: AtomicUsize = AtomicUsize::new(0);
+use crate::base::env::Env;
 
 /// Whether stdout gets colour: a terminal, and `NO_COLOR` unset.
-pub fn colour_stdout() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+pub fn colour_stdout(env: &Env) -> bool {
+    std::io::stdout().is_terminal() && env.var("NO_COLOR").is_none()
 }
 
 const RED: &str = "\x1b[31m";
@@ -58,22 +58,24 @@ pub fn colourise(text: &str) -> String {
 /// a terminal and the run is long enough to need it (20 files or more), or
 /// when `FAULTMATRIX_PROGRESS=always`.
 pub struct Progress {
-    stop: std::sync::Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+    done: Arc<AtomicUsize>,
     handle: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Progress {
     /// Starts drawing for `total` files (nothing for small runs or pipes).
-    pub fn start(total: usize) -> Self {
-        FILES_DONE.store(0, Ordering::Relaxed);
-        let stop = std::sync::Arc::new(AtomicBool::new(false));
-        let forced = std::env::var("FAULTMATRIX_PROGRESS").as_deref() == Ok("always");
+    pub fn start(total: usize, env: &Env) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicUsize::new(0));
+        let forced = env.var("FAULTMATRIX_PROGRESS") == Some("always");
         let draw = forced || (total >= 20 && std::io::stderr().is_terminal());
         let handle = draw.then(|| {
             let stop = stop.clone();
+            let done = done.clone();
             std::thread::spawn(move || {
                 let line = || {
-                    let done = FILES_DONE.load(Ordering::Relaxed);
+                    let done = done.load(Ordering::Relaxed);
                     let _ = write!(std::io::stderr(), "\r[{done}/{total} files]");
                 };
                 line();
@@ -85,7 +87,12 @@ impl Progress {
                 let _ = write!(std::io::stderr(), "\r\x1b[2K");
             })
         });
-        Self { stop, handle }
+        Self { stop, done, handle }
+    }
+
+    /// Counts one more finished file.
+    pub fn file_done(&self) {
+        self.done.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Stops and clears the line.

@@ -1,11 +1,12 @@
-//! Comparing a row's expectations with what was observed. A failure is data:
-//! a message that names the row's file and line, shows a unified diff of the
-//! trace, and lists every other assertion that did not hold.
+//! Comparing a row's expectations with what was observed: a unified diff of
+//! the trace, and every other assertion that did not hold, each a
+//! [`Problem`] of its kind.
 
 use similar::{ChangeTag, TextDiff};
 
 use crate::exec::run::{Observation, RunEnd};
 use crate::model::{Matrix, Row};
+use crate::verdict::failure::{Problem, ProblemKind};
 
 /// The observed trace as text, shaped like the row's expected lines.
 pub fn observed_text(row: &Row, obs: &Observation) -> String {
@@ -55,28 +56,10 @@ fn first_difference(expected: &str, observed: &str) -> Option<usize> {
     (0..e.len().max(o.len())).find(|&i| e.get(i) != o.get(i))
 }
 
-/// Checks a row. `Ok(())` when every assertion holds, the snapshot of a
-/// snapshot row included ([`crate::verdict::snapshot`]).
-pub fn check(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(), String> {
-    // Over the wire the clock is real: waits within the row's tolerance
-    // are snapped onto the expected values before anything is compared.
-    let snapped;
-    let obs = if matrix.command().is_some() {
-        let mut o = obs.clone();
-        crate::verdict::tolerance::snap(row, &mut o, &row.settings.tolerance);
-        snapped = o;
-        &snapped
-    } else {
-        obs
-    };
-    crate::reports::stash_observed(matrix, row, obs);
-    let verdict = check_assertions(matrix, row, obs);
-    crate::verdict::snapshot::with_snapshot(matrix, row, obs, verdict)
-}
-
-/// The row's own assertions (everything but its snapshot).
-fn check_assertions(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(), String> {
-    let mut problems: Vec<String> = Vec::new();
+/// The row's own assertions (everything but its snapshot and tape), in
+/// the order a report shows them; empty when every one holds.
+pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
+    let mut problems = Problems::default();
     let exp = &row.expect;
     let observed = observed_text(row, obs);
 
@@ -106,30 +89,37 @@ fn check_assertions(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(),
                     ));
                 }
             }
-            problems.push(p);
+            problems.add(ProblemKind::Trace, p);
         }
     }
 
     let stop = obs.stop();
     if let Some(want) = &exp.stop {
         if want != stop {
-            problems.push(format!("stop: expected `{want}`, observed `{stop}`"));
+            problems.add(
+                ProblemKind::Stop,
+                format!("stop: expected `{want}`, observed `{stop}`"),
+            );
         }
     }
 
     if let Some(spec) = &exp.elapsed {
         if !spec.holds(obs.returned_at) {
-            problems.push(format!(
+            problems.add(
+                ProblemKind::Elapsed,
+                format!(
                 "elapsed: expected {spec}, observed {} (virtual time until the system returned)",
                 crate::base::duration::format(obs.returned_at)
-            ));
+            ),
+            );
         }
     }
 
     match (&exp.error, &obs.end) {
-        (Some(_), RunEnd::Returned(Ok(_))) => {
-            problems.push("error: expected a final error, but the system returned success".into())
-        }
+        (Some(_), RunEnd::Returned(Ok(_))) => problems.add(
+            ProblemKind::Error,
+            "error: expected a final error, but the system returned success",
+        ),
         (Some(want), RunEnd::Returned(Err(got))) => {
             if let Some(id) = &want.request_id {
                 let id = if id == "$request_id" {
@@ -138,36 +128,46 @@ fn check_assertions(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(),
                     id
                 };
                 if got.request_id.as_deref() != Some(id.as_str()) {
-                    problems.push(format!(
-                        "error.request_id: expected `{id}`, observed `{}`",
-                        got.request_id.as_deref().unwrap_or("-")
-                    ));
+                    problems.add(
+                        ProblemKind::Error,
+                        format!(
+                            "error.request_id: expected `{id}`, observed `{}`",
+                            got.request_id.as_deref().unwrap_or("-")
+                        ),
+                    );
                 }
             }
             if let Some(code) = &want.code {
                 if got.code.as_deref() != Some(code.as_str()) {
-                    problems.push(format!(
-                        "error.code: expected `{code}`, observed `{}`",
-                        got.code.as_deref().unwrap_or("-")
-                    ));
+                    problems.add(
+                        ProblemKind::Error,
+                        format!(
+                            "error.code: expected `{code}`, observed `{}`",
+                            got.code.as_deref().unwrap_or("-")
+                        ),
+                    );
                 }
             }
             if let Some(attempts) = &want.attempts {
                 let seen: Vec<String> = got.attempts.iter().map(|a| a.to_string()).collect();
                 if &seen != attempts {
-                    problems.push(format!(
-                        "error.attempts: expected [{}], observed [{}]",
-                        attempts.join(", "),
-                        seen.join(", ")
-                    ));
+                    problems.add(
+                        ProblemKind::Error,
+                        format!(
+                            "error.attempts: expected [{}], observed [{}]",
+                            attempts.join(", "),
+                            seen.join(", ")
+                        ),
+                    );
                 }
             }
             if let Some(max) = want.max_len {
                 let len = got.to_string().len();
                 if len > max {
-                    problems.push(format!(
-                        "error: rendered error is {len} bytes, above max_len {max}"
-                    ));
+                    problems.add(
+                        ProblemKind::Error,
+                        format!("error: rendered error is {len} bytes, above max_len {max}"),
+                    );
                 }
             }
         }
@@ -193,20 +193,23 @@ fn check_assertions(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(),
                 .iter()
                 .map(|g| format!("{} -> {}", g.code, g.to.as_deref().unwrap_or("-")))
                 .collect();
-            problems.push(format!(
-                "escalations: expected [{}], observed [{}]",
-                fmt_w.join(", "),
-                fmt_g.join(", ")
-            ));
+            problems.add(
+                ProblemKind::Escalations,
+                format!(
+                    "escalations: expected [{}], observed [{}]",
+                    fmt_w.join(", "),
+                    fmt_g.join(", ")
+                ),
+            );
         }
     }
 
     if let Some(want) = exp.records {
         if want != obs.records {
-            problems.push(format!(
-                "records: expected {want}, observed {}",
-                obs.records
-            ));
+            problems.add(
+                ProblemKind::Records,
+                format!("records: expected {want}, observed {}", obs.records),
+            );
         }
     }
 
@@ -219,7 +222,7 @@ fn check_assertions(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(),
             total as f64 / first as f64
         };
         if (got - want).abs() > 1e-9 {
-            problems.push(format!(
+            problems.add(ProblemKind::Amplification, format!(
                 "amplification: expected {want}, observed {got:.3} ({total} bytes sent, first attempt {first})"
             ));
         }
@@ -231,7 +234,10 @@ fn check_assertions(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(),
             _ => String::new(),
         };
         if &got != want {
-            problems.push(format!("output: expected {want:?}, observed {got:?}"));
+            problems.add(
+                ProblemKind::Output,
+                format!("output: expected {want:?}, observed {got:?}"),
+            );
         }
     }
 
@@ -253,19 +259,21 @@ fn check_assertions(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(),
         };
         if calls != 1 {
             let with = code.map(|c| format!(" answered {c}")).unwrap_or_default();
-            problems.push(format!(
-                "terminal stop: expected exactly 1 call{with}, observed {calls}"
-            ));
+            problems.add(
+                ProblemKind::Terminal,
+                format!("terminal stop: expected exactly 1 call{with}, observed {calls}"),
+            );
         }
         let esc = obs.escalations.len();
         if esc != 1 {
-            problems.push(format!(
-                "terminal stop: expected exactly 1 escalation event, observed {esc}"
-            ));
+            problems.add(
+                ProblemKind::Terminal,
+                format!("terminal stop: expected exactly 1 escalation event, observed {esc}"),
+            );
         }
         if let Some(end) = obs.calls.last().and_then(|c| c.ended) {
             if obs.returned_at > end {
-                problems.push(format!(
+                problems.add(ProblemKind::Terminal, format!(
                     "terminal stop: {} of virtual time passed after the answer (a backoff was scheduled)",
                     crate::base::duration::format(obs.returned_at - end)
                 ));
@@ -273,32 +281,37 @@ fn check_assertions(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(),
         }
     }
 
-    problems.extend(crate::verdict::requests::check(&exp.requests, &obs.calls));
-    problems.extend(obs.failures.iter().cloned());
-
-    if problems.is_empty() {
-        return Ok(());
+    for p in crate::verdict::requests::check(&exp.requests, &obs.calls) {
+        problems.add(ProblemKind::Requests, p);
     }
-    let mut msg = format!(
-        "row `{}` failed\n  --> {}\n",
-        row.name,
-        matrix.row_location(row)
-    );
-    for p in problems {
-        msg.push_str(&p);
-        if !msg.ends_with('\n') {
-            msg.push('\n');
-        }
+    for f in &obs.failures {
+        let kind = if f.starts_with("real time outside tolerance") {
+            ProblemKind::Tolerance
+        } else {
+            ProblemKind::Harness
+        };
+        problems.add(kind, f.clone());
     }
-    if exp.trace.is_none() && !obs.lines.is_empty() {
-        msg.push_str("observed trace:\n");
+    if !problems.0.is_empty() && exp.trace.is_none() && !obs.lines.is_empty() {
+        let mut t = String::from("observed trace:\n");
         for l in observed.lines() {
-            msg.push_str("  ");
-            msg.push_str(l);
-            msg.push('\n');
+            t.push_str("  ");
+            t.push_str(l);
+            t.push('\n');
         }
+        problems.add(ProblemKind::ObservedTrace, t);
     }
-    Err(msg)
+    problems.0
+}
+
+/// Problems in the making.
+#[derive(Default)]
+struct Problems(Vec<Problem>);
+
+impl Problems {
+    fn add(&mut self, kind: ProblemKind, detail: impl Into<String>) {
+        self.0.push(Problem::new(kind, detail));
+    }
 }
 
 /// The 1-based file line of the `i`-th expected trace line.

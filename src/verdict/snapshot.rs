@@ -1,5 +1,5 @@
 //! Snapshot rows: a row with `expect: { snapshot: true }` leaves its trace
-//! (and stop reason) to an [insta] snapshot that a reviewer accepts.
+//! (and stop reason) to a snapshot file that a reviewer accepts.
 //!
 //! Every snapshot is named explicitly after its file and row and stored
 //! beside the matrix, in a `snapshots/` folder:
@@ -9,16 +9,17 @@
 //! matrices/snapshots/seed-fallback__503_twice_on_a_then_b_succeeds.snap
 //! ```
 //!
-//! insta's settings are per thread, so they are bound inside each trial
-//! ([`check`], called from [`crate::verdict::compare::check`] for every snapshot row,
-//! whatever runs it: the cargo harness, the CLI, tapes). The usual insta workflow applies: a new or changed trace
-//! fails the row and writes `….snap.new` beside the accepted file;
-//! `cargo insta review` (or `cargo insta accept`) moves it in.
+//! The files are insta's `.snap` format, written here (insta itself is not
+//! a dependency): a header naming the matrix file and the row, then the
+//! trace. The usual workflow applies: a new or changed trace fails the row
+//! and writes `….snap.new` beside the accepted file; `cargo insta review`
+//! (or `cargo insta accept`) moves it in. What happens is decided by
+//! [`Options`], read once at the entry point as insta reads its
+//! environment (`INSTA_UPDATE`, `INSTA_FORCE_PASS`, `CI`).
 //!
-//! Under CI (`CI` set to anything but `false`/`0`, as insta reads it) a new
-//! or changed snapshot fails the row and nothing is written at all, whatever
-//! `INSTA_UPDATE` says: the comparison with the accepted file is done here,
-//! before insta is called, and insta is only called when they match.
+//! Under CI (`CI` set to anything but `false`/`0`) a new or changed
+//! snapshot fails the row and nothing is written at all, whatever
+//! `INSTA_UPDATE` says.
 //!
 //! [`unreferenced`] lists snapshot files that no snapshot row names; CI
 //! rejects them (`faultmatrix snapshots`).
@@ -26,8 +27,10 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use crate::base::env::Env;
 use crate::exec::run::Observation;
 use crate::model::{Matrix, Row};
+use crate::verdict::failure::{Problem, ProblemKind};
 
 /// The folder, beside the matrices, that holds snapshots.
 pub const DIR: &str = "snapshots";
@@ -60,93 +63,133 @@ pub fn contents(obs: &Observation) -> String {
     s
 }
 
-/// Whether we run under CI, read as insta reads it.
-pub fn is_ci() -> bool {
-    match std::env::var("CI").ok().as_deref() {
-        Some("false") | Some("0") | Some("") => false,
-        None => std::env::var("TF_BUILD").is_ok(),
-        Some(_) => true,
+/// When snapshot files are written (`INSTA_UPDATE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Update {
+    /// `auto` (the default): new and changed snapshots go to `.snap.new`.
+    #[default]
+    Auto,
+    /// `always`: the accepted file is overwritten (the row passes).
+    Always,
+    /// `unseen`: a new snapshot is accepted at once, a changed one goes to
+    /// `.snap.new`.
+    Unseen,
+    /// `new`: new and changed snapshots go to `.snap.new`.
+    New,
+    /// `no`: nothing is written.
+    No,
+}
+
+/// How snapshot rows behave, read once at the entry point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options {
+    /// Under CI: a difference always fails and nothing is written.
+    pub ci: bool,
+    /// When files are written.
+    pub update: Update,
+    /// `INSTA_FORCE_PASS=1` (as `cargo insta test` sets it): pending
+    /// snapshots are written and the row passes. Never under CI.
+    pub force_pass: bool,
+}
+
+impl Options {
+    /// The options insta would read from this environment.
+    pub fn from_env(env: &Env) -> Self {
+        let ci = match env.var("CI") {
+            Some("false") | Some("0") | Some("") => false,
+            None => env.var("TF_BUILD").is_some(),
+            Some(_) => true,
+        };
+        let update = match env.var("INSTA_UPDATE") {
+            Some("always") | Some("1") => Update::Always,
+            Some("unseen") => Update::Unseen,
+            Some("new") => Update::New,
+            Some("no") | Some("0") => Update::No,
+            _ => Update::Auto,
+        };
+        Self {
+            ci,
+            update,
+            force_pass: env.var("INSTA_FORCE_PASS") == Some("1"),
+        }
     }
 }
 
-/// The accepted snapshot's text (normalised as insta compares it).
+/// The accepted snapshot's text, without its header.
 fn accepted(path: &Path) -> Option<String> {
-    if !path.is_file() {
-        return None;
+    let text = std::fs::read_to_string(path).ok()?;
+    Some(body_of(&text).to_string())
+}
+
+/// The contents of a `.snap` file: what follows its `---` header.
+fn body_of(text: &str) -> &str {
+    let Some(rest) = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+    else {
+        return text;
+    };
+    match rest.find("\n---\n") {
+        Some(i) => &rest[i + 5..],
+        None => match rest.find("\n---\r\n") {
+            Some(i) => &rest[i + 6..],
+            None => text,
+        },
     }
-    let snap = insta::Snapshot::from_file(path).ok()?;
-    snap.contents().as_text().map(|t| t.to_string())
 }
 
 fn normalise(s: &str) -> String {
     s.trim_end().replace("\r\n", "\n")
 }
 
-/// Absolute form of a path relative to the current directory.
-fn absolute(p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|c| c.join(p))
-            .unwrap_or_else(|_| p.to_path_buf())
-    }
+/// A `.snap` file: insta's header (the matrix file and line as the source,
+/// the row as the description), then the trace.
+fn snap_file(matrix: &Matrix, row: &Row, contents: &str) -> String {
+    let quote = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"));
+    let line = matrix.positions().key(&row.path).line;
+    format!(
+        "---\nsource: {}\nassertion_line: {line}\ndescription: {}\ninput_file: {}\n---\n{contents}",
+        quote(&matrix.file),
+        quote(&format!("{} :: {}", matrix.file, row.name)),
+        quote(&matrix.file),
+    )
 }
 
-/// Whether `INSTA_FORCE_PASS` was set by [`init_process_env`] rather than
-/// by the user (or by `cargo insta test`, which collects every pending
-/// snapshot before review).
-static FORCE_PASS_IS_OURS: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
-
-/// Whether the user asked insta not to fail on snapshot mismatches
-/// (`INSTA_FORCE_PASS=1`, as `cargo insta test` does). Never under CI.
-fn user_force_pass() -> bool {
-    !FORCE_PASS_IS_OURS.load(std::sync::atomic::Ordering::Relaxed)
-        && std::env::var("INSTA_FORCE_PASS").as_deref() == Ok("1")
-}
-
-/// Sets process-wide insta defaults for a runner that owns the process
-/// (the cargo harness, the CLI), before any thread starts: snapshot
-/// mismatches are reported by faultmatrix's own message rather than a
-/// panic (`INSTA_FORCE_PASS`), and the workspace is the current directory
-/// (`INSTA_WORKSPACE_ROOT`). Variables the user set are left alone.
-pub fn init_process_env(quiet: bool) {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let set = |k: &str, v: &std::ffi::OsStr| {
-        if std::env::var_os(k).is_none() {
-            std::env::set_var(k, v);
-            true
-        } else {
-            false
-        }
-    };
-    if set("INSTA_FORCE_PASS", "1".as_ref()) {
-        FORCE_PASS_IS_OURS.store(true, std::sync::atomic::Ordering::Relaxed);
+/// Writes a file atomically (a temporary file beside it, then a rename).
+fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
     }
-    set("INSTA_WORKSPACE_ROOT", cwd.as_os_str());
-    if quiet {
-        set("INSTA_OUTPUT", "none".as_ref());
-    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp-{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 /// Checks a snapshot row's observed trace against its accepted snapshot.
-/// `Ok(())` when they match, when insta accepted in place
-/// (`INSTA_UPDATE=always`), or when the user set `INSTA_FORCE_PASS=1` as
-/// `cargo insta test` does (the pending file is written for review). Under
-/// CI a difference always fails and nothing is written.
-pub fn check(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(), String> {
+/// `Ok(())` when they match, when the snapshot was accepted in place
+/// (`INSTA_UPDATE=always`, or `unseen` for a new one), or when the user set
+/// `INSTA_FORCE_PASS=1` (the pending file is written for review). Under CI
+/// a difference always fails and nothing is written.
+pub fn check(matrix: &Matrix, row: &Row, obs: &Observation, opts: &Options) -> Result<(), Problem> {
     let observed = contents(obs);
     let file = path(&matrix.file, &row.name);
     let shown = file.display().to_string();
-    let old = accepted(&absolute(&file));
-    let same = old
+    let old = accepted(&file);
+    if old
         .as_deref()
-        .is_some_and(|o| normalise(o) == normalise(&observed));
+        .is_some_and(|o| normalise(o) == normalise(&observed))
+    {
+        return Ok(());
+    }
+    let problem = |text: String| Err(Problem::new(ProblemKind::Snapshot, text));
     let diff_text =
         |old: &str| crate::verdict::compare::diff(&format!("{}\n", normalise(old)), &observed);
-    if !same && is_ci() {
-        return Err(match &old {
+    if opts.ci {
+        return problem(match &old {
             None => format!(
                 "snapshot {shown} does not exist (new snapshot under CI: nothing was written)\nobserved:\n{}\
                  run `cargo test` locally, then `cargo insta review` and commit the accepted snapshot\n",
@@ -159,38 +202,43 @@ pub fn check(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(), String
             ),
         });
     }
-    let dir = absolute(&dir_of(&matrix.file));
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(dir);
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_omit_expression(true);
-    settings.set_input_file(absolute(Path::new(&matrix.file)));
-    settings.set_description(format!("{} :: {}", matrix.file, row.name));
-    let snap_name = name(&matrix.file, &row.name);
-    let outcome = settings.bind(|| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            insta::assert_snapshot!(snap_name.as_str(), observed.as_str());
-        }))
-    });
-    // insta may have accepted in place (`INSTA_UPDATE=always`, `cargo insta
-    // test --accept`); otherwise the accepted file is unchanged.
-    let _ = outcome;
-    if same || accepted(&absolute(&file)).is_some_and(|n| normalise(&n) == normalise(&observed)) {
-        return Ok(());
+    let accept = match opts.update {
+        Update::Always => true,
+        Update::Unseen => old.is_none(),
+        Update::Auto | Update::New | Update::No => false,
+    };
+    let text = snap_file(matrix, row, &observed);
+    if accept {
+        return write_atomic(&file, &text).map_err(|e| {
+            Problem::new(
+                ProblemKind::Snapshot,
+                format!("snapshot {shown}: cannot write it: {e}"),
+            )
+        });
     }
-    if user_force_pass() {
+    let pending = format!("{shown}.new");
+    if opts.update != Update::No {
+        if let Err(e) = write_atomic(Path::new(&pending), &text) {
+            return problem(format!("snapshot {shown}: cannot write {pending}: {e}"));
+        }
+    }
+    if opts.force_pass {
         // `cargo insta test`: the pending snapshot is written; review decides.
         return Ok(());
     }
-    let pending = format!("{shown}.new");
-    Err(match &old {
+    let written = if opts.update == Update::No {
+        "nothing was written (INSTA_UPDATE=no)".to_string()
+    } else {
+        format!("written to {pending}")
+    };
+    problem(match &old {
         None => format!(
-            "new snapshot {shown} (written to {pending}):\n{}\
+            "new snapshot {shown} ({written}):\n{}\
              review it with `cargo insta review` (or accept with `cargo insta accept`)\n",
             indent(&observed)
         ),
         Some(o) => format!(
-            "snapshot {shown} differs (- accepted, + observed; written to {pending}):\n{}\
+            "snapshot {shown} differs (- accepted, + observed; {written}):\n{}\
              review it with `cargo insta review` (or accept with `cargo insta accept`)\n",
             diff_text(o)
         ),
@@ -199,30 +247,6 @@ pub fn check(matrix: &Matrix, row: &Row, obs: &Observation) -> Result<(), String
 
 fn indent(s: &str) -> String {
     s.lines().map(|l| format!("  {l}\n")).collect()
-}
-
-/// Adds a snapshot row's snapshot check to the verdict of its other
-/// assertions (`main`); problems of both are reported together. Other rows
-/// pass `main` through.
-pub fn with_snapshot(
-    matrix: &Matrix,
-    row: &Row,
-    obs: &Observation,
-    main: Result<(), String>,
-) -> Result<(), String> {
-    if !row.expect.snapshot {
-        return main;
-    }
-    match (main, check(matrix, row, obs)) {
-        (Ok(()), Ok(())) => Ok(()),
-        (Err(m), Ok(())) => Err(m),
-        (Ok(()), Err(s)) => Err(format!(
-            "row `{}` failed\n  --> {}\n{s}",
-            row.name,
-            matrix.row_location(row)
-        )),
-        (Err(m), Err(s)) => Err(format!("{m}{s}")),
-    }
 }
 
 /// Snapshot files (`*.snap`) in `snapshots/` folders beside the given
@@ -272,6 +296,19 @@ pub fn pending(matrices: &[Matrix]) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_body_follows_the_header() {
+        assert_eq!(
+            body_of("---\nsource: x\n---\nA1 200 return\n"),
+            "A1 200 return\n"
+        );
+        assert_eq!(body_of("A1 200 return\n"), "A1 200 return\n");
+        let env = Env::from_pairs([("CI", "true"), ("INSTA_UPDATE", "always")]);
+        let o = Options::from_env(&env);
+        assert!(o.ci && o.update == Update::Always && !o.force_pass);
+        assert!(!Options::from_env(&Env::from_pairs([("CI", "false")])).ci);
+    }
 
     #[test]
     fn names_follow_file_and_row() {

@@ -47,11 +47,12 @@ pub mod replay;
 pub mod upstream;
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+
+use crate::base::env::Env;
 
 pub use crate::model::tape::{TapeConfig, TapeRow, Upstream};
 pub use format::{Tape, TapeError, TapeErrorKind};
-pub use record::{check_row, TapeOutcome};
+pub use record::TapeOutcome;
 
 /// The environment variable that turns recording on (`1`, `true`, `yes`).
 pub const RECORD_ENV: &str = "FAULTMATRIX_RECORD";
@@ -81,32 +82,18 @@ pub struct RecordOptions {
     pub env: bool,
 }
 
-static MODE: OnceLock<Mode> = OnceLock::new();
-
 impl Mode {
-    /// Sets the process-wide mode (the CLI's `record` does this). Only the
-    /// first call has an effect.
-    pub fn set_global(mode: Mode) {
-        let _ = MODE.set(mode);
-    }
-
-    /// The process-wide mode: what [`Mode::set_global`] set, else recording
-    /// when `FAULTMATRIX_RECORD` is `1`/`true`/`yes`, else replay.
-    pub fn current() -> Mode {
-        MODE.get_or_init(|| {
-            let on = std::env::var(RECORD_ENV)
-                .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
-                .unwrap_or(false);
-            if on {
-                Mode::Record(RecordOptions {
-                    env: true,
-                    ..RecordOptions::default()
-                })
-            } else {
-                Mode::Replay
-            }
-        })
-        .clone()
+    /// Recording when `FAULTMATRIX_RECORD` is `1`/`true`/`yes` (upstreams
+    /// from `FAULTMATRIX_UPSTREAM_<ROUTE>`), else replay.
+    pub fn from_env(env: &Env) -> Mode {
+        if env.flag(RECORD_ENV) {
+            Mode::Record(RecordOptions {
+                env: true,
+                ..RecordOptions::default()
+            })
+        } else {
+            Mode::Replay
+        }
     }
 }
 

@@ -23,10 +23,11 @@ use super::format::{
 use super::http::{self, BaseUrl, Received, ReceivedBody};
 use super::replay::{self, Replay};
 use super::{upstream_env, Mode, RecordOptions, TapeErrorKind, TapeRow};
+use crate::base::env::Env;
 use crate::base::redact::Scrubber;
 use crate::contracts::transport::{BoxFuture, Request, Response, Transport, TransportError};
 use crate::exec::scripted::{ScriptReport, Scripted};
-use crate::model::{Matrix, Row, SseItem};
+use crate::model::SseItem;
 
 /// The path every recorded call is sent to, below the upstream's base URL.
 pub const CALL_PATH: &str = "/v1/chat/completions";
@@ -94,6 +95,7 @@ struct Target {
 struct Setup {
     row: TapeRow,
     options: RecordOptions,
+    vars: Arc<Env>,
     scrub: Scrubber,
     max_calls: u32,
 }
@@ -101,7 +103,7 @@ struct Setup {
 impl Setup {
     fn env(&self, name: &str) -> Option<String> {
         if self.options.env {
-            std::env::var(name).ok().filter(|v| !v.is_empty())
+            self.vars.non_empty(name).map(str::to_string)
         } else {
             None
         }
@@ -147,7 +149,7 @@ impl Setup {
             .or_else(|| {
                 let cfg = self.row.config.upstreams.get(route)?;
                 // A key named by the matrix is read even without `env`.
-                std::env::var(cfg.key_env.as_ref()?).ok()
+                self.vars.var(cfg.key_env.as_ref()?).map(str::to_string)
             })
             .or_else(|| self.env(&format!("{}_KEY", upstream_env(route))))
     }
@@ -168,10 +170,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Recorder {
     /// A recorder for a row's tape.
-    pub fn new(row: &TapeRow, options: &RecordOptions, max_calls: u32) -> Self {
+    pub fn new(row: &TapeRow, options: &RecordOptions, env: &Arc<Env>, max_calls: u32) -> Self {
         let mut setup = Setup {
             row: row.clone(),
             options: options.clone(),
+            vars: env.clone(),
             scrub: row.config.scrub.clone(),
             max_calls,
         };
@@ -482,6 +485,7 @@ impl Session {
     pub(crate) fn open(
         row: &TapeRow,
         mode: &Mode,
+        env: &Arc<Env>,
         max_calls: u32,
     ) -> Result<(Scripted, Arc<dyn Transport>, Session), String> {
         match mode {
@@ -500,7 +504,7 @@ impl Session {
                 ))
             }
             Mode::Record(opts) => {
-                let r = Recorder::new(row, opts, max_calls);
+                let r = Recorder::new(row, opts, env, max_calls);
                 Ok((
                     r.scripted().clone(),
                     Arc::new(r.clone()),
@@ -519,90 +523,5 @@ impl Session {
                 (report, TapeOutcome::Recorded(rec))
             }
         }
-    }
-}
-
-/// The answers a recording must get: `record.expect`, else the outcomes of
-/// `expect.trace`.
-pub fn wanted_shape(row: &Row) -> Option<Vec<String>> {
-    let tape = row.tape()?;
-    tape.record_expect.clone().or_else(|| {
-        row.expect
-            .trace
-            .as_ref()
-            .map(|lines| lines.iter().map(|l| l.outcome.clone()).collect())
-    })
-}
-
-/// Runs a row in `mode` and checks it; a recording is committed only when
-/// the upstream answered on cue and the row passed.
-pub fn check_row(matrix: &Matrix, row: &Row, mode: &Mode) -> Result<(), String> {
-    let obs = crate::exec::run::run_row_with(matrix, row, mode);
-    if matches!(obs.tape, None | Some(TapeOutcome::Replayed(None))) {
-        // The common case: no tape verdict, and no need to index the file
-        // for the row's position (that costs a second parse).
-        return crate::verdict::compare::check(matrix, row, &obs);
-    }
-    let header = format!(
-        "row `{}` failed\n  --> {}\n",
-        row.name,
-        matrix.row_location(row)
-    );
-    match &obs.tape {
-        Some(TapeOutcome::Unavailable(msg)) => Err(format!("{header}{msg}\n")),
-        Some(TapeOutcome::Recorded(rec)) => {
-            let verdict = match wanted_shape(row) {
-                _ if rec.problem.is_some() => Err(format!(
-                    "{header}{}\n",
-                    rec.problem.as_deref().unwrap_or_default()
-                )),
-                None => Err(format!(
-                    "{header}recording {}: the row does not say which answers it wants recorded: add `record: {{ expect: [429, 200] }}` or an `expect.trace`\n",
-                    rec.file
-                )),
-                Some(want) if want != rec.got => Err(format!(
-                    "{header}recording {}: the upstream did not misbehave on cue: wanted {}, got {}\nnothing is wrong with the code under test: the upstream decides when it refuses; record again\n",
-                    rec.file,
-                    shape(&want),
-                    shape(&rec.got)
-                )),
-                Some(_) => crate::verdict::compare::check(matrix, row, &obs),
-            };
-            match verdict {
-                Ok(()) => rec.commit().map_err(|e| format!("{header}{e}\n")),
-                Err(msg) => {
-                    rec.discard();
-                    let state = if rec.target.exists() {
-                        "the old tape is unchanged"
-                    } else {
-                        "no tape was written"
-                    };
-                    Err(format!("{msg}recording {} failed: {state}\n", rec.file))
-                }
-            }
-        }
-        Some(TapeOutcome::Replayed(Some(problem))) => {
-            // The tape's verdict first; the trace diff below it is context.
-            crate::verdict::compare::check(matrix, row, &obs).map_err(|msg| {
-                let rest: String = msg
-                    .strip_prefix(&header)
-                    .unwrap_or(&msg)
-                    .lines()
-                    .filter(|l| l != problem)
-                    .map(|l| format!("{l}\n"))
-                    .collect();
-                format!("{header}{problem}\n{rest}")
-            })
-        }
-        _ => crate::verdict::compare::check(matrix, row, &obs),
-    }
-}
-
-/// `429 then 429 then 200`; `nothing` for no answers.
-fn shape(tokens: &[String]) -> String {
-    if tokens.is_empty() {
-        "nothing (no call reached the upstream)".to_string()
-    } else {
-        tokens.join(" then ")
     }
 }

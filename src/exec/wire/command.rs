@@ -36,6 +36,7 @@ use tokio::io::AsyncReadExt;
 
 use super::server::{FixtureServer, ServerOptions, WireCall};
 use crate::base::duration::round_ms;
+use crate::base::env::Env;
 use crate::contracts::system::{AttemptNote, Escalation, FinalError, Success};
 use crate::contracts::transport::Request;
 use crate::exec::run::{Observation, RunEnd};
@@ -46,7 +47,7 @@ use crate::model::{Matrix, RouteScript, Row};
 
 /// Expands `${VAR}` and `${VAR:-default}` from the environment; other
 /// `${...}` forms (a shell's `${X##*:}`) are left as written.
-pub fn expand(text: &str) -> Result<String, String> {
+pub fn expand(text: &str, env: &Env) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(i) = rest.find("${") {
@@ -70,8 +71,8 @@ pub fn expand(text: &str) -> Result<String, String> {
             rest = &after[end + 1..];
             continue;
         }
-        match (std::env::var(name).ok().filter(|v| !v.is_empty()), default) {
-            (Some(v), _) => out.push_str(&v),
+        match (env.non_empty(name), default) {
+            (Some(v), _) => out.push_str(v),
             (None, Some(d)) => out.push_str(d),
             (None, None) => {
                 return Err(format!(
@@ -214,7 +215,7 @@ pub fn records(calls: &[WireCall]) -> Vec<CallRecord> {
 
 /// Runs one row over the wire against a command. Real time, on a fresh
 /// current-thread runtime; nothing outlives the call.
-pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observation {
+pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -227,7 +228,7 @@ pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observation {
             )
         }
     };
-    rt.block_on(run_async(matrix, row, spec))
+    rt.block_on(run_async(matrix, row, spec, env))
 }
 
 enum Ended {
@@ -237,7 +238,7 @@ enum Ended {
     WaitFailed(String),
 }
 
-async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observation {
+async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
     let s = &row.settings;
     let request_id = crate::exec::run::request_id(&matrix.file, &row.name);
     if row.tape().is_some() {
@@ -282,7 +283,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
             )
         }
     };
-    let argv: Result<Vec<String>, String> = spec.argv.iter().map(|a| expand(a)).collect();
+    let argv: Result<Vec<String>, String> = spec.argv.iter().map(|a| expand(a, env)).collect();
     let argv = match argv {
         Ok(a) => a,
         Err(e) => return Observation::failed(request_id, format!("system.command: {e}")),
@@ -313,7 +314,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Observatio
         cmd.env("FAULTMATRIX_DEADLINE_MS", d.as_millis().to_string());
     }
     for (k, v) in &spec.env {
-        match expand(v) {
+        match expand(v, env) {
             Ok(v) => {
                 cmd.env(k, v);
             }
@@ -518,14 +519,17 @@ mod tests {
 
     #[test]
     fn expands_variables() {
-        std::env::set_var("FM_TEST_EXPAND", "py");
-        assert_eq!(expand("${FM_TEST_EXPAND}3").unwrap(), "py3");
-        assert_eq!(expand("${FM_TEST_UNSET_X:-python3}").unwrap(), "python3");
-        assert!(expand("${FM_TEST_UNSET_X}")
+        let env = Env::from_pairs([("FM_TEST_EXPAND", "py")]);
+        assert_eq!(expand("${FM_TEST_EXPAND}3", &env).unwrap(), "py3");
+        assert_eq!(
+            expand("${FM_TEST_UNSET_X:-python3}", &env).unwrap(),
+            "python3"
+        );
+        assert!(expand("${FM_TEST_UNSET_X}", &env)
             .unwrap_err()
             .contains("not set"));
-        assert!(expand("${oops").is_err());
-        assert_eq!(expand("${X##*:}").unwrap(), "${X##*:}");
+        assert!(expand("${oops", &env).is_err());
+        assert_eq!(expand("${X##*:}", &env).unwrap(), "${X##*:}");
         assert_eq!(url_var("openai-primary"), "FAULTMATRIX_URL_OPENAI_PRIMARY");
     }
 

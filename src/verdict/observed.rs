@@ -44,11 +44,7 @@ pub struct ObservedRun {
 }
 
 /// Captures a row's observed run.
-pub fn observed_run(
-    row: &Row,
-    obs: &Observation,
-    policy_deadline: Option<Duration>,
-) -> ObservedRun {
+pub fn observed_run(matrix: &Matrix, row: &Row, obs: &Observation) -> ObservedRun {
     let calls = obs
         .lines
         .iter()
@@ -68,18 +64,7 @@ pub fn observed_run(
         lines: obs.lines.iter().map(|l| l.render(None)).collect(),
         calls,
         returned_at: obs.returned_at,
-        deadline: row.settings.deadline.or(policy_deadline),
+        deadline: row.settings.deadline.or(matrix.deadline),
         stop: obs.stop().to_string(),
-    }
-}
-
-/// The `policy.deadline` of a matrix file, read from its text (once per
-/// file: it parses the file).
-pub fn policy_deadline(matrix: &Matrix) -> Option<Duration> {
-    let v = crate::base::yaml::parse_value(&matrix.source).ok()?;
-    let d = v.get("policy")?.get("deadline")?;
-    match d {
-        crate::base::yaml::Value::String(s) => crate::base::duration::parse(s).ok(),
-        _ => None,
     }
 }

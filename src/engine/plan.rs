@@ -1,0 +1,168 @@
+//! The plan of a run: which files, which rows, and running them on the
+//! pool. The CLI's `run`, `list` and `record` and the cargo harness select
+//! rows through here; results come back as values, file by file, in file
+//! order.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::engine::discover::{self, Found, Loaded};
+use crate::engine::guardrails::Coverage;
+use crate::engine::results::{RowResult, Verdict};
+use crate::engine::run::{row_result, RunOptions};
+use crate::engine::suite;
+use crate::load::systems::Systems;
+use crate::model::Matrix;
+use crate::verdict::{Failure, Location, ProblemKind};
+
+/// Resolves path arguments (files, directories, globs) into matrix and
+/// registry files, sorted; the default is `matrices`.
+pub fn resolve(paths: &[String]) -> Result<Vec<Found>, String> {
+    let default = ["matrices".to_string()];
+    let paths = if paths.is_empty() {
+        &default[..]
+    } else {
+        paths
+    };
+    let all = discover::globset(&[discover::DEFAULT_GLOB.to_string()])?;
+    let mut out = Vec::new();
+    for p in paths {
+        let path = Path::new(p);
+        if path.exists() {
+            out.extend(discover::find(path, &all).map_err(|e| format!("cannot read `{p}`: {e}"))?);
+        } else if p.contains(['*', '?', '[', '{']) {
+            // A glob: walk from its literal prefix.
+            let base: PathBuf = Path::new(p)
+                .components()
+                .take_while(|c| {
+                    !c.as_os_str()
+                        .to_string_lossy()
+                        .contains(['*', '?', '[', '{'])
+                })
+                .collect();
+            let set = discover::globset(std::slice::from_ref(p))?;
+            let root = if base.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                base
+            };
+            let found = discover::find(&root, &all)
+                .map_err(|e| format!("cannot read `{}`: {e}", root.display()))?;
+            out.extend(
+                found
+                    .into_iter()
+                    .filter(|f| set.is_match(&f.display) || set.is_match(&f.path)),
+            );
+        } else {
+            return Err(format!(
+                "`{p}` does not exist (expected a matrix file, a directory or a glob)"
+            ));
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Which rows of the files run: ids containing a text, rows carrying a tag.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Only ids containing this text.
+    pub filter: Option<String>,
+    /// Only rows carrying one of these tags (empty: every row).
+    pub tags: Vec<String>,
+}
+
+impl Selection {
+    /// Whether a row (or generated test) with this id and tags is selected.
+    pub fn keeps(&self, id: &str, tags: &[String]) -> bool {
+        self.filter.as_deref().is_none_or(|f| id.contains(f))
+            && (self.tags.is_empty() || tags.iter().any(|t| self.tags.contains(t)))
+    }
+}
+
+/// A file that does not load, as one failed result.
+pub fn load_failure(found: &Found, text: String) -> RowResult {
+    RowResult {
+        id: found.display.clone(),
+        tags: Vec::new(),
+        verdict: Verdict::Failed(Failure::whole(
+            Location::file(&found.display),
+            ProblemKind::Load,
+            text,
+        )),
+        observed: None,
+    }
+}
+
+/// One matrix's selected rows, in file order.
+pub fn run_matrix(m: &Matrix, selection: &Selection, opts: &RunOptions) -> Vec<RowResult> {
+    m.rows
+        .iter()
+        .filter(|row| selection.keeps(&m.row_id(row), &row.tags))
+        .map(|row| row_result(m, row, opts))
+        .collect()
+}
+
+/// What running files gave: row results in file order, and how many
+/// files did not load.
+pub struct RunOutcome {
+    /// Row results (a file that did not load is one failed result).
+    pub results: Vec<RowResult>,
+    /// Files that did not load.
+    pub load_errors: usize,
+}
+
+/// Loads and runs files on `threads` threads, one file at a time per
+/// thread, so memory holds one matrix per thread plus the results.
+/// `adjust` may change each matrix before it runs (`--over-http`);
+/// `done` is told when each file is finished.
+pub fn run_files(
+    files: &[Found],
+    systems: &Systems,
+    selection: &Selection,
+    opts: &RunOptions,
+    threads: usize,
+    adjust: &(dyn Fn(&mut Matrix) + Sync),
+    done: &(dyn Fn(usize) + Sync),
+) -> RunOutcome {
+    // Registries whose coverage guardrail waits for every matrix of the run.
+    let pending = Mutex::new(Vec::new());
+    let coverage = Mutex::new(Coverage::new());
+    let keep = |id: &str| selection.keeps(id, &[]);
+    let mut parts = crate::engine::pool::map(files, threads, |i, f| {
+        let part = match discover::load_one(f, systems) {
+            Loaded::Matrix(mut m) => {
+                adjust(&mut m);
+                if m.registry.path.is_some() {
+                    let mut c = Coverage::new();
+                    c.record(&m);
+                    crate::base::lock(&coverage).merge(c);
+                }
+                (run_matrix(&m, selection, opts), false)
+            }
+            Loaded::Registry => match suite::Suite::load(f) {
+                Ok(s) => {
+                    let results = s.results(&keep, opts);
+                    crate::base::lock(&pending).push((i, s.registry));
+                    (results, false)
+                }
+                Err(msg) => (vec![load_failure(f, msg)], true),
+            },
+            Loaded::Errors(e) => (vec![load_failure(f, e.to_string())], true),
+        };
+        done(i);
+        part
+    });
+    let coverage = coverage.into_inner().unwrap_or_else(|e| e.into_inner());
+    for (i, r) in pending.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        if let Some(res) = suite::coverage_result(&r, &coverage, &keep) {
+            parts[i].0.push(res);
+        }
+    }
+    let load_errors = parts.iter().filter(|p| p.1).count();
+    RunOutcome {
+        results: parts.into_iter().flat_map(|(r, _)| r).collect(),
+        load_errors,
+    }
+}

@@ -1,0 +1,64 @@
+//! The results of a run, as values: one [`RowResult`] per row (or per file
+//! that does not load, per generated test, per guardrail), and the counts.
+
+use crate::verdict::{Failure, ObservedRun};
+
+/// The verdict on one row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every assertion held.
+    Passed,
+    /// Why it failed.
+    Failed(Failure),
+    /// Marked `ignore` with this reason.
+    Ignored(String),
+}
+
+/// One row's result.
+#[derive(Debug, Clone)]
+pub struct RowResult {
+    /// `file::row`.
+    pub id: String,
+    /// Tags of the row.
+    pub tags: Vec<String>,
+    /// Verdict.
+    pub verdict: Verdict,
+    /// The observed run (trace lines and timings), when it was captured for
+    /// the HTML report (boxed: results of 100,000 rows stay small).
+    pub observed: Option<Box<ObservedRun>>,
+}
+
+/// Counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Rows that passed.
+    pub passed: usize,
+    /// Rows that failed (including files that did not load).
+    pub failed: usize,
+    /// Rows ignored.
+    pub ignored: usize,
+}
+
+impl Summary {
+    /// Counts verdicts.
+    pub fn of(results: &[RowResult]) -> Self {
+        let mut s = Self::default();
+        for r in results {
+            match r.verdict {
+                Verdict::Passed => s.passed += 1,
+                Verdict::Failed(_) => s.failed += 1,
+                Verdict::Ignored(_) => s.ignored += 1,
+            }
+        }
+        s
+    }
+
+    /// `N passed, N failed` (and `, N ignored` when any).
+    pub fn line(&self) -> String {
+        let mut s = format!("{} passed, {} failed", self.passed, self.failed);
+        if self.ignored > 0 {
+            s.push_str(&format!(", {} ignored", self.ignored));
+        }
+        s
+    }
+}
