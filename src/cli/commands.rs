@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::base::env::Env;
-use crate::cli::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use crate::cli::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::engine::discover::{self, Loaded};
 use crate::engine::results::RowResult;
 use crate::load::systems::Systems;
@@ -105,7 +105,7 @@ pub fn schema(a: &SchemaArgs) -> u8 {
 /// `faultmatrix snapshots`: fails on snapshot files no row names and on
 /// pending `.snap.new` files (not reviewed yet).
 pub fn snapshots(a: &SnapshotsArgs, systems: &Systems) -> u8 {
-    let files = match crate::cli::resolve(&a.paths) {
+    let files = match crate::engine::plan::resolve(&a.paths) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");

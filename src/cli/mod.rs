@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 pub mod commands;
+pub mod exit;
 pub mod wire;
 
 use clap::{Parser, Subcommand};
@@ -21,12 +22,7 @@ use crate::exec::tape::{Mode, RecordOptions};
 use crate::load::systems::Systems;
 use crate::model::Matrix;
 
-/// Exit status: every row passed.
-pub const EXIT_OK: u8 = 0;
-/// Exit status: at least one row failed.
-pub const EXIT_FAILED: u8 = 1;
-/// Exit status: bad input (unloadable file, bad argument, nothing found).
-pub const EXIT_BAD_INPUT: u8 = 2;
+pub use exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 
 /// Declarative acceptance matrices for API retry and fallback logic.
 #[derive(Debug, Parser)]

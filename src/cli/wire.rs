@@ -53,7 +53,7 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
         Ok(m) => m,
         Err(e) => {
             eprintln!("{e}");
-            return crate::cli::EXIT_BAD_INPUT;
+            return crate::cli::exit::EXIT_BAD_INPUT;
         }
     };
     let rows: Vec<&crate::model::Row> = match &a.row {
@@ -65,7 +65,7 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
                         .map(|h| format!(" ({h})"))
                         .unwrap_or_default();
                 eprintln!("error: no row named `{name}` in {}{hint}", a.file);
-                return crate::cli::EXIT_BAD_INPUT;
+                return crate::cli::exit::EXIT_BAD_INPUT;
             }
         },
         None => m.rows.iter().collect(),
@@ -78,7 +78,7 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start a runtime: {e}");
-            return crate::cli::EXIT_BAD_INPUT;
+            return crate::cli::exit::EXIT_BAD_INPUT;
         }
     };
     rt.block_on(async {
@@ -93,7 +93,7 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
                 Ok(s) => servers.push((r, s)),
                 Err(e) => {
                     eprintln!("error: cannot bind 127.0.0.1: {e}");
-                    return crate::cli::EXIT_BAD_INPUT;
+                    return crate::cli::exit::EXIT_BAD_INPUT;
                 }
             }
         }
@@ -134,7 +134,7 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
                 println!("  note: {f}");
             }
         }
-        crate::cli::EXIT_OK
+        crate::cli::exit::EXIT_OK
     })
 }
 
@@ -148,18 +148,18 @@ pub fn client(a: &ClientArgs, systems: &Systems, vars: &Env) -> u8 {
         a.row.clone().or_else(|| env("FAULTMATRIX_ROW")),
     ) else {
         eprintln!("error: give --file and --row, or run under `faultmatrix run` (FAULTMATRIX_FILE, FAULTMATRIX_ROW)");
-        return crate::cli::EXIT_BAD_INPUT;
+        return crate::cli::exit::EXIT_BAD_INPUT;
     };
     let m = match load(&file, systems) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("{e}");
-            return crate::cli::EXIT_BAD_INPUT;
+            return crate::cli::exit::EXIT_BAD_INPUT;
         }
     };
     let Some(row) = m.rows.iter().find(|r| r.name == row_name) else {
         eprintln!("error: no row named `{row_name}` in {file}");
-        return crate::cli::EXIT_BAD_INPUT;
+        return crate::cli::exit::EXIT_BAD_INPUT;
     };
     // The policy block, built as the reference system.
     let text = std::fs::read_to_string(&file).unwrap_or_default();
@@ -173,7 +173,7 @@ pub fn client(a: &ClientArgs, systems: &Systems, vars: &Env) -> u8 {
             for e in errors {
                 eprintln!("error: policy: {}", e.message);
             }
-            return crate::cli::EXIT_BAD_INPUT;
+            return crate::cli::exit::EXIT_BAD_INPUT;
         }
     };
     let routes: Vec<String> = built
@@ -190,7 +190,7 @@ pub fn client(a: &ClientArgs, systems: &Systems, vars: &Env) -> u8 {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
-            return crate::cli::EXIT_BAD_INPUT;
+            return crate::cli::exit::EXIT_BAD_INPUT;
         }
     };
     let request_id = env("FAULTMATRIX_REQUEST_ID")
@@ -213,7 +213,7 @@ pub fn client(a: &ClientArgs, systems: &Systems, vars: &Env) -> u8 {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start a runtime: {e}");
-            return crate::cli::EXIT_BAD_INPUT;
+            return crate::cli::exit::EXIT_BAD_INPUT;
         }
     };
     let result = rt.block_on(built.system.run(ctx));
@@ -225,7 +225,7 @@ pub fn client(a: &ClientArgs, systems: &Systems, vars: &Env) -> u8 {
     let (json, code) = match result {
         Ok(s) => (
             serde_json::json!({"outcome": "success", "route": s.route, "output": s.output, "escalations": esc}),
-            crate::cli::EXIT_OK,
+            crate::cli::exit::EXIT_OK,
         ),
         Err(e) => (
             serde_json::json!({
@@ -236,7 +236,7 @@ pub fn client(a: &ClientArgs, systems: &Systems, vars: &Env) -> u8 {
                 "attempts": e.attempts.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
                 "escalations": esc,
             }),
-            crate::cli::EXIT_FAILED,
+            crate::cli::exit::EXIT_FAILED,
         ),
     };
     println!("{json}");

@@ -8,12 +8,11 @@ use std::sync::Mutex;
 
 use crate::engine::discover::{self, Found, Loaded};
 use crate::engine::guardrails::Coverage;
-use crate::engine::results::{RowResult, Verdict};
+use crate::engine::results::RowResult;
 use crate::engine::run::{row_result, RunOptions};
 use crate::engine::suite;
 use crate::load::systems::Systems;
 use crate::model::Matrix;
-use crate::verdict::{Failure, Location, ProblemKind};
 
 /// Resolves path arguments (files, directories, globs) into matrix and
 /// registry files, sorted; the default is `matrices`.
@@ -81,19 +80,7 @@ impl Selection {
     }
 }
 
-/// A file that does not load, as one failed result.
-pub fn load_failure(found: &Found, text: String) -> RowResult {
-    RowResult {
-        id: found.display.clone(),
-        tags: Vec::new(),
-        verdict: Verdict::Failed(Failure::whole(
-            Location::file(&found.display),
-            ProblemKind::Load,
-            text,
-        )),
-        observed: None,
-    }
-}
+pub use crate::engine::results::load_failure;
 
 /// One matrix's selected rows, in file order.
 pub fn run_matrix(m: &Matrix, selection: &Selection, opts: &RunOptions) -> Vec<RowResult> {

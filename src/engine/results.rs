@@ -1,7 +1,8 @@
 //! The results of a run, as values: one [`RowResult`] per row (or per file
 //! that does not load, per generated test, per guardrail), and the counts.
 
-use crate::verdict::{Failure, ObservedRun};
+use crate::engine::discover::Found;
+use crate::verdict::{Failure, Location, ObservedRun, ProblemKind};
 
 /// The verdict on one row.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,5 +61,19 @@ impl Summary {
             s.push_str(&format!(", {} ignored", self.ignored));
         }
         s
+    }
+}
+
+/// A file that does not load, as one failed result.
+pub fn load_failure(found: &Found, text: String) -> RowResult {
+    RowResult {
+        id: found.display.clone(),
+        tags: Vec::new(),
+        verdict: Verdict::Failed(Failure::whole(
+            Location::file(&found.display),
+            ProblemKind::Load,
+            text,
+        )),
+        observed: None,
     }
 }

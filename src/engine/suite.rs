@@ -201,5 +201,5 @@ pub fn trials(found: &Found, coverage: &Coverage, opts: &RunOptions) -> Vec<Tria
 
 /// A registry file that does not load, as one failed report line.
 pub fn load_failure(found: &Found, message: String) -> RowResult {
-    crate::engine::plan::load_failure(found, message)
+    crate::engine::results::load_failure(found, message)
 }

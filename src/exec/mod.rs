@@ -3,6 +3,7 @@
 //! recording, the fixture server and command systems over the wire, and
 //! the observed trace.
 
+pub mod observation;
 pub mod run;
 pub mod scripted;
 pub mod tape;

@@ -6,89 +6,18 @@
 //! next timer whenever the runtime is idle, so waits are exact and instant.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::base::env::Env;
 use crate::contracts::system::System;
-use crate::contracts::system::{EscalationSink, JitterSource, RowContext, SystemResult};
+use crate::contracts::system::{EscalationSink, JitterSource, RowContext};
 use crate::contracts::transport::Transport;
-use crate::exec::scripted::{CallRecord, Scripted};
+use crate::exec::scripted::Scripted;
 use crate::exec::tape::record::Session;
 use crate::exec::tape::{Mode, TapeOutcome};
-use crate::exec::trace::{self, Ending, ObservedLine};
+use crate::exec::trace::{self, Ending};
 use crate::model::{Matrix, Row, SystemUnderTest};
 
-/// How the system's run ended.
-#[derive(Debug, Clone)]
-pub enum RunEnd {
-    /// It returned.
-    Returned(SystemResult),
-    /// It was still running when the row's budget ran out.
-    Hung,
-    /// The harness stopped it (extra call, runaway).
-    Aborted,
-}
-
-/// Everything observed while running a row.
-#[derive(Debug, Clone)]
-pub struct Observation {
-    /// Raw call records in start order.
-    pub calls: Vec<CallRecord>,
-    /// The trace lines.
-    pub lines: Vec<ObservedLine>,
-    /// How the system ended.
-    pub end: RunEnd,
-    /// Virtual time when the system returned (or was stopped).
-    pub returned_at: Duration,
-    /// Escalation events.
-    pub escalations: Vec<crate::contracts::system::Escalation>,
-    /// Records created at create endpoints.
-    pub records: u32,
-    /// Harness failures.
-    pub failures: Vec<String>,
-    /// The row's synthetic request id.
-    pub request_id: String,
-    /// What became of the row's tape, when it has one.
-    pub tape: Option<crate::exec::tape::TapeOutcome>,
-}
-
-impl Observation {
-    /// A row that could not run at all: no calls, one failure.
-    pub fn failed(request_id: String, message: String) -> Self {
-        Observation {
-            calls: Vec::new(),
-            lines: Vec::new(),
-            end: RunEnd::Aborted,
-            returned_at: Duration::ZERO,
-            escalations: Vec::new(),
-            records: 0,
-            failures: vec![message],
-            request_id,
-            tape: None,
-        }
-    }
-
-    /// The stop reason: `success`, the error's stop, `hung` or `aborted`.
-    pub fn stop(&self) -> &str {
-        match &self.end {
-            RunEnd::Returned(Ok(_)) => "success",
-            RunEnd::Returned(Err(e)) => &e.stop,
-            RunEnd::Hung => "hung",
-            RunEnd::Aborted => "aborted",
-        }
-    }
-}
-
-/// The synthetic request id of a row: stable across runs and thread counts.
-pub fn request_id(file: &str, row: &str) -> String {
-    // FNV-1a, 32 bits: short, stable, no dependency.
-    let mut h: u32 = 0x811c_9dc5;
-    for b in file.bytes().chain([0]).chain(row.bytes()) {
-        h ^= b as u32;
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    format!("req-{h:08x}")
-}
+pub use crate::exec::observation::{request_id, Observation, RunEnd};
 
 /// What a row's execution depends on beyond the row: whether tapes are
 /// replayed or recorded, and the environment (command systems expand

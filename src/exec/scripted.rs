@@ -225,7 +225,7 @@ impl Scripted {
             .map(|c| {
                 format!(
                     "{} (scripted: {})",
-                    crate::exec::trace::call_label(&c.route, c.attempt),
+                    crate::base::label::call_label(&c.route, c.attempt),
                     c.entry
                 )
             })
@@ -335,7 +335,7 @@ impl Transport for Scripted {
                 st.failures.push(format!(
                     "runaway guard: the system made more than {} calls (max_calls); it was stopped at {}",
                     st.max_calls,
-                    crate::exec::trace::call_label(&route, attempt)
+                    crate::base::label::call_label(&route, attempt)
                 ));
             } else {
                 match st.routes.get_mut(&route) {

@@ -15,6 +15,7 @@
 //! | [`command`], [`tape`], [`requests`] | command systems, tapes, request assertions |
 //! | [`schema`] | the JSON Schemas of matrix and registry files |
 
+pub mod built;
 pub mod cache;
 pub mod command;
 pub mod ctx;

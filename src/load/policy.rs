@@ -74,7 +74,7 @@ pub use faultmatrix_controller::{
 use crate::base::yaml::{self, Seg, Value, YamlError};
 use crate::contracts::system::{RowContext, System, SystemResult};
 use crate::contracts::transport::BoxFuture;
-use crate::load::systems::Built;
+use crate::load::built::Built;
 use crate::model::registry::Registry;
 
 /// The reference system: a [`Controller`] run once per row.

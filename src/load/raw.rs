@@ -1,6 +1,9 @@
 //! Serde shapes that mirror the files exactly (first pass). They hold text
 //! and loose values; `validate` turns them into the model with diagnostics.
 
+use std::borrow::Cow;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 
 use crate::base::yaml::Value;
@@ -16,11 +19,11 @@ pub struct RawMatrix {
     pub title: String,
     /// The system under test (default `reference`, the built-in controller).
     #[serde(default)]
-    #[schemars(with = "Option<crate::load::schema::SystemSchema>")]
+    #[schemars(with = "Option<SystemSchema>")]
     pub system: Option<Value>,
     /// Configuration handed to the system.
     #[serde(default)]
-    #[schemars(with = "Option<crate::load::schema::PolicySchema>")]
+    #[schemars(with = "Option<PolicySchema>")]
     pub policy: Option<Value>,
     /// A reason-code registry, relative to this file (default: the built-in registry).
     #[serde(default)]
@@ -30,7 +33,7 @@ pub struct RawMatrix {
     pub defaults: Option<RawSettings>,
     /// Tape settings (upstreams for recording, scrub rules): see docs/tapes.md.
     #[serde(default)]
-    #[schemars(with = "Option<crate::load::schema::TapesSchema>")]
+    #[schemars(with = "Option<TapesSchema>")]
     pub tapes: Option<Value>,
     /// The rows.
     #[schemars(with = "Vec<RawRow>")]
@@ -81,9 +84,7 @@ pub struct RawRow {
     pub tags: Vec<String>,
     /// What each route answers, in order: `A: [503, 503]`, `B: [200]`.
     #[serde(default)]
-    #[schemars(
-        with = "Option<std::collections::BTreeMap<String, crate::load::schema::ScriptSchema>>"
-    )]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, ScriptSchema>>")]
     pub inject: Option<serde_yaml::Mapping>,
     /// Overrides the system's deadline.
     #[serde(default)]
@@ -116,7 +117,7 @@ pub struct RawRow {
     pub tape: Option<String>,
     /// The shape a recording of the tape must have.
     #[serde(default)]
-    #[schemars(with = "Option<crate::load::schema::RecordSchema>")]
+    #[schemars(with = "Option<RecordSchema>")]
     pub record: Option<Value>,
 }
 
@@ -151,7 +152,7 @@ pub struct RawRequest {
 pub struct RawExpect {
     /// One line per call: `A1 503 UPSTREAM_UNAVAILABLE retry wait=1s`.
     #[serde(default)]
-    #[schemars(with = "Option<crate::load::schema::TraceSchema>")]
+    #[schemars(with = "Option<TraceSchema>")]
     pub trace: Option<Value>,
     /// Why the run ended: success, terminal, exhausted, deadline, partial-output, ...
     #[serde(default)]
@@ -179,7 +180,7 @@ pub struct RawExpect {
     pub snapshot: Option<bool>,
     /// Request assertions, by call label.
     #[serde(default)]
-    #[schemars(with = "Option<crate::load::schema::RequestsSchema>")]
+    #[schemars(with = "Option<RequestsSchema>")]
     pub requests: Option<Value>,
 }
 
@@ -224,9 +225,7 @@ pub struct RawEntry {
     pub code: Option<String>,
     /// Response headers.
     #[serde(default)]
-    #[schemars(
-        with = "Option<std::collections::BTreeMap<String, crate::load::schema::ScalarSchema>>"
-    )]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, ScalarSchema>>")]
     pub headers: Option<serde_yaml::Mapping>,
     /// Response body (JSON as YAML, or a string).
     #[serde(default)]
@@ -246,7 +245,7 @@ pub struct RawEntry {
     pub stream: Option<RawStream>,
     /// `N` or `forever`.
     #[serde(default)]
-    #[schemars(with = "Option<crate::load::schema::RepeatSchema>")]
+    #[schemars(with = "Option<RepeatSchema>")]
     pub repeat: Option<Value>,
     /// Registry fixtures only: attempts that fail before the code recovers.
     #[serde(default)]
@@ -335,6 +334,242 @@ impl RawTolerance {
             t.rel = v;
         }
         Ok(t)
+    }
+}
+
+// ---------------------------------------------------------------- tapes
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+// A matrix's `tapes:` block (fields documented in docs/tapes.md; no doc
+// comments, so the shipped schema stays as it is).
+pub(crate) struct RawTapes {
+    #[serde(default)]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, RawUpstream>>")]
+    pub(crate) upstreams: Option<Value>,
+    #[serde(default)]
+    pub(crate) scrub: Option<RawScrub>,
+    #[serde(default)]
+    pub(crate) timeout: Option<Dur>,
+}
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+// `tapes.scrub`.
+pub(crate) struct RawScrub {
+    #[serde(default)]
+    pub(crate) headers: Vec<String>,
+    #[serde(default)]
+    pub(crate) json_paths: Vec<String>,
+    #[serde(default)]
+    pub(crate) prefixes: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+// One upstream in `tapes.upstreams`, as a map.
+pub(crate) struct RawUpstream {
+    pub(crate) url: String,
+    #[serde(default)]
+    pub(crate) key_env: Option<String>,
+    #[serde(default)]
+    pub(crate) key_header: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+// A row's `record:` block.
+pub(crate) struct RawRecord {
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<ScalarSchema>>")]
+    pub(crate) expect: Option<Vec<Value>>,
+}
+
+/// JSON Schemas of a matrix's `tapes:` block and a row's `record:` block,
+/// generated from the serde shapes they are parsed with (for
+/// `faultmatrix schema`).
+pub fn tapes_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    generator.subschema_for::<RawTapes>()
+}
+
+/// See [`tapes_schema`].
+pub fn record_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    generator.subschema_for::<RawRecord>()
+}
+
+// ---------------------------------------------------------------- schema-only types
+//
+// Fields that are loose YAML values in the shapes above (checked in the
+// second pass) get their JSON Schema from these.
+
+pub use faultmatrix_controller::duration::duration_schema;
+
+macro_rules! schema_only {
+    ($(#[$doc:meta])* $name:ident, |$g:ident| $body:expr) => {
+        $(#[$doc])*
+        pub struct $name;
+        impl JsonSchema for $name {
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($name).trim_end_matches("Schema").into()
+            }
+            fn json_schema($g: &mut SchemaGenerator) -> Schema {
+                $body
+            }
+        }
+    };
+}
+
+schema_only!(
+    /// The configuration handed to the system (for `reference`: routes,
+    /// backoff, deadline...). Checked by the system when the file loads.
+    PolicySchema,
+    |_g| json_schema!({
+        "description": "Configuration handed to the system under test. For the reference system (`system: reference` or no `system`): `routes`, `backoff`, `deadline`, `attempt_timeout`, `switch_delay`, `retry_after`, `body_paths`, `switch_on`, `retry_creates_without_key`; see docs/configuration.md.",
+        "type": ["object", "null"]
+    })
+);
+
+schema_only!(
+    /// A matrix's `tapes:` block (see docs/tapes.md).
+    TapesSchema,
+    |g| tapes_schema(g)
+);
+
+schema_only!(
+    /// A row's `record:` block (see docs/tapes.md).
+    RecordSchema,
+    |g| record_schema(g)
+);
+
+schema_only!(
+    /// Expected trace: a block of lines or a list of lines.
+    TraceSchema,
+    |_g| json_schema!({
+        "description": "The expected trace, one call per line: `<route><attempt> <outcome> [CODE] <decision> [wait=..] [at=..] [id=..] [size=..]`, e.g. `A1 503 UPSTREAM_UNAVAILABLE retry wait=1s`.",
+        "anyOf": [
+            { "type": "string" },
+            { "type": "array", "items": { "type": "string" } }
+        ]
+    })
+);
+
+schema_only!(
+    /// `N` (at least 1) or `forever`.
+    RepeatSchema,
+    |_g| json_schema!({
+        "description": "How often the entry is served: a count of at least 1, or `forever` (bounded by the runaway guard).",
+        "anyOf": [
+            { "type": "integer", "minimum": 1 },
+            { "const": "forever" }
+        ]
+    })
+);
+
+schema_only!(
+    /// A header value.
+    ScalarSchema,
+    |_g| json_schema!({ "type": ["string", "number", "boolean"] })
+);
+
+schema_only!(
+    /// A registry status match: `429` or `5xx`.
+    StatusMatchSchema,
+    |_g| json_schema!({
+        "anyOf": [
+            { "type": "integer", "minimum": 100, "maximum": 599 },
+            { "type": "string", "pattern": "^[1-5]xx$" }
+        ]
+    })
+);
+
+schema_only!(
+    /// One script entry: a status, a word, a reason code, or a map.
+    EntrySchema,
+    |g| {
+        let map = g.subschema_for::<RawEntry>();
+        json_schema!({
+            "description": "What one call gets: a status (503), `timeout`, `reset`, `malformed`, `ok`, a reason code from the registry (RATE_LIMITED), or a map with `status`, `headers`, `body`, `latency`, `stream`, `repeat`.",
+            "anyOf": [
+                { "type": "integer", "minimum": 100, "maximum": 599 },
+                { "type": "string" },
+                map
+            ]
+        })
+    }
+);
+
+schema_only!(
+    /// A route's script: a list of entries, one entry, or a bare code.
+    ScriptSchema,
+    |g| {
+        let entry = g.subschema_for::<EntrySchema>();
+        json_schema!({
+            "description": "What the route answers, in order: a list of entries, or a reason code alone (its registry fixture, recovering as the registry says).",
+            "anyOf": [
+                { "type": "array", "items": entry.clone() },
+                entry
+            ]
+        })
+    }
+);
+
+/// The JSON Schema of `system:` (a registered name, or a command block).
+pub struct SystemSchema;
+
+impl schemars::JsonSchema for SystemSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "System".into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let duration = <Dur as schemars::JsonSchema>::json_schema(g);
+        schemars::json_schema!({
+            "description": "The system under test: a registered name (default `reference`), or a command run over HTTP (docs/over-the-wire.md).",
+            "anyOf": [
+                { "type": "string" },
+                {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["command"],
+                    "properties": {
+                        "command": { "description": "Program and arguments; `${VAR}` and `${VAR:-default}` expand.", "type": "array", "items": { "type": "string" }, "minItems": 1 },
+                        "env": { "description": "Added to the environment.", "type": "object", "additionalProperties": { "type": "string" } },
+                        "cwd": { "description": "Working directory, relative to the matrix file (default: its directory).", "type": "string" },
+                        "timeout": duration,
+                        "routes": { "description": "Declared routes, in fallback order.", "type": "array", "items": { "type": "string" } }
+                    }
+                }
+            ]
+        })
+    }
+}
+
+/// The JSON Schema of `expect.requests` (for editors).
+pub struct RequestsSchema;
+
+impl JsonSchema for RequestsSchema {
+    fn schema_name() -> Cow<'static, str> {
+        "Requests".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "Assertions on the requests, by call label (`A1`) or `\"*\"` for every call; see docs/over-the-wire.md.",
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "headers": {
+                        "description": "Header name to a value, or `$present`, `$absent`, `$same` (identical on every covered call), `$retries` (calls made before this one). Credential headers cannot be asserted.",
+                        "type": "object",
+                        "additionalProperties": { "type": ["string", "number", "boolean"] }
+                    },
+                    "model": { "description": "The `model` of the JSON body.", "type": "string" },
+                    "stream": { "description": "The `stream` flag of the JSON body.", "type": "boolean" },
+                    "method": { "description": "The request method.", "type": "string" },
+                    "path": { "description": "The request target.", "type": "string" }
+                }
+            }
+        })
     }
 }
 

@@ -73,7 +73,7 @@ pub(crate) struct RawCode {
 pub(crate) struct RawMatch {
     /// Exact statuses, or classes such as 5xx.
     #[serde(default)]
-    #[schemars(with = "Vec<crate::load::schema::StatusMatchSchema>")]
+    #[schemars(with = "Vec<crate::load::raw::StatusMatchSchema>")]
     status: Vec<Value>,
     /// Error-body values (`error.code`, `error.type`) that mean this code.
     #[serde(default)]

@@ -26,65 +26,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Deserialize;
-
 use crate::base::redact::Scrubber;
 use crate::base::yaml::{self, Seg, Value, YamlError};
-use crate::load::raw::Dur;
+use crate::load::raw::{RawRecord, RawTapes, RawUpstream};
 use crate::model::tape::{TapeConfig, TapeRow, Upstream};
-
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct RawTapes {
-    #[serde(default)]
-    #[schemars(with = "Option<std::collections::BTreeMap<String, RawUpstream>>")]
-    upstreams: Option<Value>,
-    #[serde(default)]
-    scrub: Option<RawScrub>,
-    #[serde(default)]
-    timeout: Option<Dur>,
-}
-
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct RawScrub {
-    #[serde(default)]
-    headers: Vec<String>,
-    #[serde(default)]
-    json_paths: Vec<String>,
-    #[serde(default)]
-    prefixes: Vec<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct RawUpstream {
-    url: String,
-    #[serde(default)]
-    key_env: Option<String>,
-    #[serde(default)]
-    key_header: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct RawRecord {
-    #[serde(default)]
-    #[schemars(with = "Option<Vec<crate::load::schema::ScalarSchema>>")]
-    expect: Option<Vec<Value>>,
-}
-
-/// JSON Schemas of a matrix's `tapes:` block and a row's `record:` block,
-/// generated from the serde shapes they are parsed with (for
-/// `faultmatrix schema`).
-pub fn tapes_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    generator.subschema_for::<RawTapes>()
-}
-
-/// See [`tapes_schema`].
-pub fn record_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    generator.subschema_for::<RawRecord>()
-}
 
 fn err(path: Vec<Seg>, message: impl Into<String>) -> YamlError {
     YamlError {

@@ -39,7 +39,7 @@ use crate::base::duration::round_ms;
 use crate::base::env::Env;
 use crate::contracts::system::{AttemptNote, Escalation, FinalError, Success};
 use crate::contracts::transport::Request;
-use crate::exec::run::{Observation, RunEnd};
+use crate::exec::observation::{Observation, RunEnd};
 use crate::exec::scripted::CallRecord;
 use crate::exec::trace::{self, Ending};
 pub use crate::model::command::CommandSpec;
@@ -223,7 +223,7 @@ pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Obs
         Ok(rt) => rt,
         Err(e) => {
             return Observation::failed(
-                crate::exec::run::request_id(&matrix.file, &row.name),
+                crate::exec::observation::request_id(&matrix.file, &row.name),
                 format!("cannot start a runtime for the fixture server: {e}"),
             )
         }
@@ -240,7 +240,7 @@ enum Ended {
 
 async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
     let s = &row.settings;
-    let request_id = crate::exec::run::request_id(&matrix.file, &row.name);
+    let request_id = crate::exec::observation::request_id(&matrix.file, &row.name);
     if row.tape().is_some() {
         return Observation::failed(
             request_id,

@@ -1,0 +1,81 @@
+//! What running a row observed: every call, the trace lines, how the
+//! system ended, when, and what the harness saw go wrong. Drivers (in
+//! process, over the wire) produce it; verdicts read it.
+
+use std::time::Duration;
+
+use crate::contracts::system::SystemResult;
+use crate::exec::scripted::CallRecord;
+use crate::exec::trace::ObservedLine;
+
+/// How the system's run ended.
+#[derive(Debug, Clone)]
+pub enum RunEnd {
+    /// It returned.
+    Returned(SystemResult),
+    /// It was still running when the row's budget ran out.
+    Hung,
+    /// The harness stopped it (extra call, runaway).
+    Aborted,
+}
+
+/// Everything observed while running a row.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    /// Raw call records in start order.
+    pub calls: Vec<CallRecord>,
+    /// The trace lines.
+    pub lines: Vec<ObservedLine>,
+    /// How the system ended.
+    pub end: RunEnd,
+    /// Virtual time when the system returned (or was stopped).
+    pub returned_at: Duration,
+    /// Escalation events.
+    pub escalations: Vec<crate::contracts::system::Escalation>,
+    /// Records created at create endpoints.
+    pub records: u32,
+    /// Harness failures.
+    pub failures: Vec<String>,
+    /// The row's synthetic request id.
+    pub request_id: String,
+    /// What became of the row's tape, when it has one.
+    pub tape: Option<crate::exec::tape::TapeOutcome>,
+}
+
+impl Observation {
+    /// A row that could not run at all: no calls, one failure.
+    pub fn failed(request_id: String, message: String) -> Self {
+        Observation {
+            calls: Vec::new(),
+            lines: Vec::new(),
+            end: RunEnd::Aborted,
+            returned_at: Duration::ZERO,
+            escalations: Vec::new(),
+            records: 0,
+            failures: vec![message],
+            request_id,
+            tape: None,
+        }
+    }
+
+    /// The stop reason: `success`, the error's stop, `hung` or `aborted`.
+    pub fn stop(&self) -> &str {
+        match &self.end {
+            RunEnd::Returned(Ok(_)) => "success",
+            RunEnd::Returned(Err(e)) => &e.stop,
+            RunEnd::Hung => "hung",
+            RunEnd::Aborted => "aborted",
+        }
+    }
+}
+
+/// The synthetic request id of a row: stable across runs and thread counts.
+pub fn request_id(file: &str, row: &str) -> String {
+    // FNV-1a, 32 bits: short, stable, no dependency.
+    let mut h: u32 = 0x811c_9dc5;
+    for b in file.bytes().chain([0]).chain(row.bytes()) {
+        h ^= b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("req-{h:08x}")
+}
