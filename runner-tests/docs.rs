@@ -208,3 +208,52 @@ fn example_matrices_pass() {
     assert_eq!(out.load_errors, 0);
     assert!(ran >= 12, "only {ran} rows ran");
 }
+
+/// The keys serde accepts at `prefix`, from its "expected one of" list.
+fn accepted(yaml: &str) -> Vec<String> {
+    let e = faultmatrix::policy::from_yaml_str(yaml).unwrap_err();
+    let list = e.split_once("expected one of").expect(&e).1;
+    list.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn docs_describe_every_policy_key() {
+    let docs = include_str!("../docs/configuration.md");
+    let start = docs.find("## The `policy:` block").unwrap();
+    let end = docs.find("## What happens after each attempt").unwrap();
+    let documented: Vec<&str> = docs[start..end]
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once('`').map(|(k, _)| k))
+        .collect();
+    let mut keys = Vec::new();
+    for k in accepted("zzz: 1") {
+        keys.push(k);
+    }
+    for k in accepted("backoff: {zzz: 1}") {
+        keys.push(format!("backoff.{k}"));
+    }
+    for k in accepted("retry_after: {zzz: 1}") {
+        keys.push(format!("retry_after.{k}"));
+    }
+    for k in accepted("routes: [{name: A, zzz: 1}]") {
+        keys.push(format!("routes[].{k}"));
+    }
+    assert!(keys.len() > 15, "{keys:?}");
+    for k in &keys {
+        // A nested map is documented through its fields.
+        let covered = documented.contains(&k.as_str())
+            || documented.iter().any(|d| d.starts_with(&format!("{k}.")));
+        assert!(covered, "docs/configuration.md does not describe `{k}`");
+    }
+    for d in documented.iter().filter(|d| !d.starts_with("request.")) {
+        if ["deadline", "jitter", "jitter_seed"].contains(d) || keys.iter().any(|k| k == d) {
+            continue;
+        }
+        panic!("docs/configuration.md describes `{d}`, which the policy does not accept");
+    }
+}

@@ -136,7 +136,7 @@ impl Harness {
                 }
             }
             for found in &registries {
-                trials.extend(crate::engine::suite::trials(found, &coverage, &opts));
+                trials.extend(registry_trials(found, &coverage, &opts));
             }
         }
         Ok(trials)
@@ -168,7 +168,7 @@ impl Harness {
         let mut args = Arguments::from_args();
         let env = Env::capture();
         let mut this = self;
-        crate::engine::select::from_env(&mut args, &mut this.tags, &mut this.globs, &env);
+        select_from_env(&mut args, &mut this.tags, &mut this.globs, &env);
         if this.options.is_none() {
             this.options = Some(RunOptions::from_env(env));
         }
@@ -191,7 +191,130 @@ impl Harness {
     }
 }
 
+/// The trials of a registry file: generated rows, then guardrails. A
+/// registry that does not load is one failing trial named after the file.
+fn registry_trials(
+    found: &Found,
+    coverage: &crate::engine::guardrails::Coverage,
+    opts: &RunOptions,
+) -> Vec<Trial> {
+    let suite = match crate::engine::suite::Suite::load(found) {
+        Ok(s) => s,
+        Err(msg) => {
+            return vec![Trial::test(found.display.clone(), move || {
+                Err(Failed::from(msg))
+            })]
+        }
+    };
+    let mut out = Vec::new();
+    for (m, i, id) in suite.generated_rows() {
+        let m = m.clone();
+        let opts = opts.clone();
+        out.push(Trial::test(id, move || {
+            crate::engine::suite::run_generated(&m, i, &opts).map_err(|f| Failed::from(f.render()))
+        }));
+    }
+    for g in crate::engine::guardrails::Guardrail::ALL {
+        let r = suite.registry.clone();
+        let c = if g.needs_coverage() {
+            coverage.clone()
+        } else {
+            crate::engine::guardrails::Coverage::new()
+        };
+        out.push(Trial::test(g.test_id(&r), move || {
+            g.check(&r, &c).map_err(Failed::from)
+        }));
+    }
+    out
+}
+
+// ---------------------------------------------------------------- selection
+//
+// The harness's arguments are libtest's (fixed): a filter `tag:NAME[,NAME]`
+// becomes a tag selection, `FAULTMATRIX_TAGS=a,b` adds tags, and
+// `FAULTMATRIX_FILES` (comma-separated globs, relative to the matrix root)
+// replaces the file patterns. The CLI has `--tag` and path globs for the
+// same.
+
+fn split(list: &str) -> impl Iterator<Item = String> + '_ {
+    list.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+}
+
+/// Applies a `tag:` filter and the `FAULTMATRIX_TAGS` / `FAULTMATRIX_FILES`
+/// variables to harness settings.
+fn select_from_env(
+    args: &mut Arguments,
+    tags: &mut Vec<String>,
+    globs: &mut Vec<String>,
+    env: &Env,
+) {
+    apply_selection(
+        args,
+        tags,
+        globs,
+        env.var("FAULTMATRIX_TAGS"),
+        env.var("FAULTMATRIX_FILES"),
+    );
+}
+
+/// [`select_from_env`] with explicit values.
+fn apply_selection(
+    args: &mut Arguments,
+    tags: &mut Vec<String>,
+    globs: &mut Vec<String>,
+    env_tags: Option<&str>,
+    env_files: Option<&str>,
+) {
+    if let Some(list) = args.filter.as_deref().and_then(|f| f.strip_prefix("tag:")) {
+        tags.extend(split(list));
+        args.filter = None;
+        args.exact = false;
+    }
+    if let Some(list) = env_tags {
+        tags.extend(split(list));
+    }
+    if let Some(list) = env_files {
+        let files: Vec<String> = split(list).collect();
+        if !files.is_empty() {
+            *globs = files;
+        }
+    }
+}
+
 fn run_trial(m: &Matrix, i: usize, opts: &RunOptions) -> Result<(), Failed> {
     let (verdict, _) = crate::engine::run::run_row(m, &m.rows[i], opts);
     verdict.map_err(|f| Failed::from(f.render()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tag_filter_becomes_a_tag_selection() {
+        let mut args = Arguments {
+            filter: Some("tag:retry, fallback".into()),
+            ..Arguments::default()
+        };
+        let (mut tags, mut globs) = (Vec::new(), vec!["**/*.yaml".to_string()]);
+        apply_selection(
+            &mut args,
+            &mut tags,
+            &mut globs,
+            Some("slow"),
+            Some("sub/*.yaml"),
+        );
+        assert_eq!(args.filter, None);
+        assert_eq!(tags, ["retry", "fallback", "slow"]);
+        assert_eq!(globs, ["sub/*.yaml"]);
+        assert!(crate::engine::select::has_tag(&tags, &["slow".to_string()]));
+        assert!(!crate::engine::select::has_tag(
+            &tags,
+            &["other".to_string()]
+        ));
+        assert!(crate::engine::select::has_tag(&[], &[]));
+    }
 }

@@ -24,16 +24,17 @@
 //! | over HTTP: fixture server, command systems, tolerances | [`wire`] |
 #![warn(missing_docs)]
 
-pub mod base;
+#[cfg(feature = "cli")]
 pub mod cli;
-pub mod contracts;
 pub mod engine;
 pub mod exec;
+#[cfg(feature = "harness")]
 pub mod harness;
-pub mod load;
-pub mod model;
+pub mod policy;
 pub mod reports;
 pub mod verdict;
+
+pub use faultmatrix_core::{base, contracts, load, model};
 
 pub use contracts::system::System;
 pub use load::systems::Systems;
@@ -49,4 +50,3 @@ pub mod system {
 pub mod transport {
     pub use crate::contracts::transport::*;
 }
-pub use load::policy;

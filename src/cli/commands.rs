@@ -19,7 +19,16 @@ use crate::reports::text;
 pub struct SchemaArgs {
     /// Which file format.
     #[arg(value_enum, default_value = "matrix")]
-    pub kind: crate::load::schema::Kind,
+    pub kind: SchemaKind,
+}
+
+/// The file formats `schema` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaKind {
+    /// A matrix file (`title`, `policy`, `rows`).
+    Matrix,
+    /// A reason-code registry (`version`, `codes`).
+    Registry,
 }
 
 /// `snapshots` options.
@@ -98,7 +107,11 @@ pub fn codes(path: Option<&str>) -> u8 {
 
 /// `faultmatrix schema [matrix|registry]`.
 pub fn schema(a: &SchemaArgs) -> u8 {
-    print!("{}", crate::load::schema::render(a.kind));
+    let kind = match a.kind {
+        SchemaKind::Matrix => crate::load::schema::Kind::Matrix,
+        SchemaKind::Registry => crate::load::schema::Kind::Registry,
+    };
+    print!("{}", crate::load::schema::render(kind));
     EXIT_OK
 }
 

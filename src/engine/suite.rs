@@ -9,8 +9,6 @@
 
 use std::sync::Arc;
 
-use libtest_mimic::{Failed, Trial};
-
 use crate::engine::discover::{self, Found, Loaded};
 use crate::engine::generate;
 use crate::engine::guardrails::{Coverage, Guardrail};
@@ -164,39 +162,6 @@ pub fn coverage_of(files: &[Found], systems: &Systems, threads: usize) -> Covera
 /// coverage guardrail counts their rows).
 pub fn needs_all_matrices(name: &str) -> bool {
     name.ends_with(&format!("::guardrail::{}", Guardrail::Injected.name()))
-}
-
-/// The trials of a registry file: generated rows, then guardrails. A
-/// registry that does not load is one failing trial named after the file.
-pub fn trials(found: &Found, coverage: &Coverage, opts: &RunOptions) -> Vec<Trial> {
-    let suite = match Suite::load(found) {
-        Ok(s) => s,
-        Err(msg) => {
-            return vec![Trial::test(found.display.clone(), move || {
-                Err(Failed::from(msg))
-            })]
-        }
-    };
-    let mut out = Vec::new();
-    for (m, i, id) in suite.generated_rows() {
-        let m = m.clone();
-        let opts = opts.clone();
-        out.push(Trial::test(id, move || {
-            run_generated(&m, i, &opts).map_err(|f| Failed::from(f.render()))
-        }));
-    }
-    for g in Guardrail::ALL {
-        let r = suite.registry.clone();
-        let c = if g.needs_coverage() {
-            coverage.clone()
-        } else {
-            Coverage::new()
-        };
-        out.push(Trial::test(g.test_id(&r), move || {
-            g.check(&r, &c).map_err(Failed::from)
-        }));
-    }
-    out
 }
 
 /// A registry file that does not load, as one failed report line.

@@ -9,7 +9,7 @@
 //! `docs/schema/*.schema.json` ships them (a test keeps those current).
 
 /// Which file format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// A matrix file (`title`, `policy`, `rows`).
     Matrix,
