@@ -190,7 +190,7 @@ fn example_matrices_pass() {
     let systems = faultmatrix::Systems::new();
     let out = faultmatrix::engine::plan::run_files(
         &files,
-        &systems,
+        &faultmatrix::load::Loader::new(systems),
         &Default::default(),
         &Default::default(),
         2,

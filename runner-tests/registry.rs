@@ -24,7 +24,7 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 fn load(path: &Path) -> Arc<Registry> {
-    match cache::load(path) {
+    match cache::RegistryCache::new().load(path) {
         Ok(r) => r,
         Err(e) => panic!("registry does not load: {e:?}"),
     }
@@ -189,7 +189,11 @@ fn a_terminal_code_configured_to_recover_does_not_load() {
         "    body: { error: { code: invalid_input } }\n    recovers_after: 3\n",
     );
     let p = write(dir.path(), "codes.yaml", &text);
-    let Err(cache::RegistryError::Invalid(e)) = cache::load(&p) else {
+    let Err(cache::RegistryError {
+        kind: cache::RegistryErrorKind::Invalid(e),
+        ..
+    }) = cache::RegistryCache::new().load(&p)
+    else {
         panic!("a terminal code that recovers must not load");
     };
     let shown = cache::display(&p);
@@ -309,7 +313,7 @@ fn rows_of_matrices_count_as_coverage() {
         display: "m.yaml".into(),
     };
     let coverage =
-        faultmatrix::engine::suite::coverage_of(&[found], &faultmatrix::Systems::new(), 1);
+        faultmatrix::engine::suite::coverage_of(&[found], &faultmatrix::load::Loader::default(), 1);
     assert_eq!(Guardrail::Injected.check(&r, &coverage), Ok(()));
     // Still no fixture: that guardrail keeps failing.
     assert!(guardrail(&r, Guardrail::HasFixture).is_err());
@@ -342,7 +346,8 @@ fn the_shipped_registry_passes_its_generated_tests_and_guardrails() {
         &faultmatrix::engine::discover::globset(&["**/*.yaml".into()]).unwrap(),
     )
     .unwrap();
-    let coverage = faultmatrix::engine::suite::coverage_of(&all, &faultmatrix::Systems::new(), 2);
+    let coverage =
+        faultmatrix::engine::suite::coverage_of(&all, &faultmatrix::load::Loader::default(), 2);
     for g in Guardrail::ALL {
         assert_eq!(g.check(&r, &coverage), Ok(()), "{}", g.name());
     }

@@ -58,7 +58,7 @@ fn load(path: &str) -> faultmatrix::model::Matrix {
         path: root().join(path),
         display: path.to_string(),
     };
-    match discover::load_one(&found, &faultmatrix::Systems::new()) {
+    match discover::load_one(&found, &faultmatrix::load::Loader::default()) {
         Loaded::Matrix(m) => *m,
         Loaded::Errors(e) => panic!("{e}"),
         Loaded::Registry => panic!("{path} is a registry"),

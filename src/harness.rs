@@ -31,8 +31,10 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 use crate::base::env::Env;
 use crate::engine::discover::{self, Found, Loaded};
+use crate::engine::error::EngineError;
 use crate::engine::run::RunOptions;
 use crate::load::systems::{Factory, Systems};
+use crate::load::Loader;
 use crate::model::Matrix;
 
 /// Builds trials from matrix files and runs them.
@@ -82,7 +84,7 @@ impl Harness {
     }
 
     /// Builds the trials for these arguments.
-    pub fn trials(&self, args: &Arguments) -> Result<Vec<Trial>, String> {
+    pub fn trials(&self, args: &Arguments) -> Result<Vec<Trial>, EngineError> {
         let opts = self
             .options
             .clone()
@@ -90,11 +92,13 @@ impl Harness {
         let set = discover::globset(&self.globs)?;
         let files = match (args.exact, args.filter.as_deref()) {
             (true, Some(name)) => self.exact_file(name, &set)?,
-            _ => discover::find(&self.root, &set)
-                .map_err(|e| format!("cannot read {}: {e}", self.root.display()))?,
+            _ => discover::find(&self.root, &set).map_err(|e| {
+                crate::engine::plan::unreadable(&self.root.display().to_string(), &e)
+            })?,
         };
         let threads = args.test_threads.unwrap_or_else(discover::default_threads);
-        let loaded = discover::load_all(&files, &self.systems, threads);
+        let loader = Loader::new(self.systems.clone());
+        let loaded = discover::load_all(&files, &loader, threads);
         let mut trials = Vec::new();
         let mut registries = Vec::new();
         let mut coverage = crate::engine::guardrails::Coverage::new();
@@ -130,19 +134,20 @@ impl Harness {
         if !registries.is_empty() && self.tags.is_empty() {
             if let (true, Some(name)) = (args.exact, args.filter.as_deref()) {
                 if crate::engine::suite::needs_all_matrices(name) {
-                    let all = discover::find(&self.root, &set)
-                        .map_err(|e| format!("cannot read {}: {e}", self.root.display()))?;
-                    coverage = crate::engine::suite::coverage_of(&all, &self.systems, threads);
+                    let all = discover::find(&self.root, &set).map_err(|e| {
+                        crate::engine::plan::unreadable(&self.root.display().to_string(), &e)
+                    })?;
+                    coverage = crate::engine::suite::coverage_of(&all, &loader, threads);
                 }
             }
             for found in &registries {
-                trials.extend(registry_trials(found, &coverage, &opts));
+                trials.extend(registry_trials(found, &loader, &coverage, &opts));
             }
         }
         Ok(trials)
     }
 
-    fn exact_file(&self, name: &str, set: &globset::GlobSet) -> Result<Vec<Found>, String> {
+    fn exact_file(&self, name: &str, set: &globset::GlobSet) -> Result<Vec<Found>, EngineError> {
         let file = name.split("::").next().unwrap_or(name);
         let path = Path::new(file);
         let rel_to_root = path
@@ -195,10 +200,11 @@ impl Harness {
 /// registry that does not load is one failing trial named after the file.
 fn registry_trials(
     found: &Found,
+    loader: &Loader,
     coverage: &crate::engine::guardrails::Coverage,
     opts: &RunOptions,
 ) -> Vec<Trial> {
-    let suite = match crate::engine::suite::Suite::load(found) {
+    let suite = match crate::engine::suite::Suite::load(found, &loader.registries) {
         Ok(s) => s,
         Err(msg) => {
             return vec![Trial::test(found.display.clone(), move || {

@@ -10,7 +10,7 @@ use crate::base::env::Env;
 use crate::cli::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::engine::discover::{self, Loaded};
 use crate::engine::results::RowResult;
-use crate::load::systems::Systems;
+use crate::load::Loader;
 use crate::reports;
 use crate::reports::text;
 
@@ -73,7 +73,7 @@ pub enum ColorChoice {
 /// `faultmatrix codes [REGISTRY]`: prints the table; exit status 0, or 2
 /// when the registry cannot be read or does not load.
 pub fn codes(path: Option<&str>) -> u8 {
-    use crate::load::cache::{self, RegistryError};
+    use crate::load::cache::{RegistryCache, RegistryErrorKind};
     let default = std::path::Path::new("matrices/codes.yaml");
     let registry = match path {
         None if !default.exists() => crate::load::registry::builtin(),
@@ -88,13 +88,13 @@ pub fn codes(path: Option<&str>) -> u8 {
                     return EXIT_BAD_INPUT;
                 }
             }
-            match cache::load(p) {
+            match RegistryCache::new().load(p).map_err(|e| e.kind) {
                 Ok(r) => r,
-                Err(RegistryError::Read(e)) => {
+                Err(RegistryErrorKind::Read(e)) => {
                     eprintln!("error: cannot read registry `{}`: {e}", p.display());
                     return EXIT_BAD_INPUT;
                 }
-                Err(RegistryError::Invalid(e)) => {
+                Err(RegistryErrorKind::Invalid(e)) => {
                     eprint!("{e}");
                     return EXIT_BAD_INPUT;
                 }
@@ -117,7 +117,7 @@ pub fn schema(a: &SchemaArgs) -> u8 {
 
 /// `faultmatrix snapshots`: fails on snapshot files no row names and on
 /// pending `.snap.new` files (not reviewed yet).
-pub fn snapshots(a: &SnapshotsArgs, systems: &Systems) -> u8 {
+pub fn snapshots(a: &SnapshotsArgs, loader: &Loader) -> u8 {
     let files = match crate::engine::plan::resolve(&a.paths) {
         Ok(f) => f,
         Err(e) => {
@@ -129,7 +129,7 @@ pub fn snapshots(a: &SnapshotsArgs, systems: &Systems) -> u8 {
     let mut bad = false;
     for (f, l) in files.iter().zip(discover::load_all(
         &files,
-        systems,
+        loader,
         discover::default_threads(),
     )) {
         match l {

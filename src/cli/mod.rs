@@ -20,6 +20,7 @@ use crate::engine::run::{Capture, RunOptions};
 use crate::exec::run::ExecOptions;
 use crate::exec::tape::{Mode, RecordOptions};
 use crate::load::systems::Systems;
+use crate::load::Loader;
 use crate::model::Matrix;
 
 pub use exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
@@ -125,27 +126,27 @@ pub fn main() -> ExitCode {
         }
     };
     let env = Env::capture();
-    let systems = Systems::new();
+    let loader = Loader::new(Systems::new());
     ExitCode::from(match cli.command {
-        Command::Run(a) => cmd_run(&a, &systems, env, Mode::from_env),
-        Command::List(a) => cmd_list(&a, &systems),
+        Command::Run(a) => cmd_run(&a, &loader, env, Mode::from_env),
+        Command::List(a) => cmd_list(&a, &loader),
         Command::Codes(a) => crate::cli::commands::codes(a.registry.as_deref()),
-        Command::Check(a) => cmd_check(&a, &systems),
-        Command::Record(a) => cmd_run(&a, &systems, env, |_| {
+        Command::Check(a) => cmd_check(&a, &loader),
+        Command::Record(a) => cmd_run(&a, &loader, env, |_| {
             Mode::Record(RecordOptions {
                 env: true,
                 ..Default::default()
             })
         }),
         Command::Schema(a) => crate::cli::commands::schema(&a),
-        Command::Snapshots(a) => crate::cli::commands::snapshots(&a, &systems),
-        Command::Serve(a) => crate::cli::wire::serve(&a, &systems),
-        Command::Client(a) => crate::cli::wire::client(&a, &systems, &env),
+        Command::Snapshots(a) => crate::cli::commands::snapshots(&a, &loader),
+        Command::Serve(a) => crate::cli::wire::serve(&a, &loader.systems),
+        Command::Client(a) => crate::cli::wire::client(&a, &loader.systems, &env),
     })
 }
 
 /// Resolves path arguments (files, directories, globs) into files.
-pub fn resolve(paths: &[String]) -> Result<Vec<Found>, String> {
+pub fn resolve(paths: &[String]) -> Result<Vec<Found>, crate::engine::error::EngineError> {
     plan::resolve(paths)
 }
 
@@ -156,17 +157,17 @@ fn selection(a: &SelectArgs) -> Selection {
     }
 }
 
-fn cmd_list(a: &SelectArgs, systems: &Systems) -> u8 {
+fn cmd_list(a: &SelectArgs, loader: &Loader) -> u8 {
     let threads = a.threads.unwrap_or_else(discover::default_threads);
     let files = match resolve(&a.paths) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
+            return exit::for_engine_error(&e);
         }
     };
     let sel = selection(a);
-    let loaded = discover::load_all(&files, systems, threads);
+    let loaded = discover::load_all(&files, loader, threads);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut errors = Vec::new();
@@ -181,7 +182,7 @@ fn cmd_list(a: &SelectArgs, systems: &Systems) -> u8 {
                     }
                 }
             }
-            Loaded::Registry => match crate::engine::suite::Suite::load(f) {
+            Loaded::Registry => match crate::engine::suite::Suite::load(f, &loader.registries) {
                 Ok(s) => registry_ids.extend(s.ids()),
                 Err(msg) => errors.push(msg),
             },
@@ -202,13 +203,13 @@ fn cmd_list(a: &SelectArgs, systems: &Systems) -> u8 {
     }
 }
 
-fn cmd_run(a: &RunArgs, systems: &Systems, env: Env, mode: fn(&Env) -> Mode) -> u8 {
+fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8 {
     let threads = a.select.threads.unwrap_or_else(discover::default_threads);
     let files = match resolve(&a.select.paths) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
+            return exit::for_engine_error(&e);
         }
     };
     let opts = RunOptions {
@@ -237,7 +238,7 @@ fn cmd_run(a: &RunArgs, systems: &Systems, env: Env, mode: fn(&Env) -> Mode) -> 
     };
     let outcome = plan::run_files(
         &files,
-        systems,
+        loader,
         &selection(&a.select),
         &opts,
         threads,
@@ -254,29 +255,23 @@ fn cmd_run(a: &RunArgs, systems: &Systems, env: Env, mode: fn(&Env) -> Mode) -> 
         eprintln!("error: {e}");
         return EXIT_BAD_INPUT;
     }
-    if outcome.load_errors > 0 {
-        EXIT_BAD_INPUT
-    } else if Summary::of(&results).failed > 0 {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
-    }
+    exit::for_run(outcome.load_errors, &Summary::of(&results))
 }
 
-fn cmd_check(a: &CheckArgs, systems: &Systems) -> u8 {
+fn cmd_check(a: &CheckArgs, loader: &Loader) -> u8 {
     let threads = a.threads.unwrap_or_else(discover::default_threads);
     let files = match resolve(&a.paths) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
+            return exit::for_engine_error(&e);
         }
     };
     if files.is_empty() {
         eprintln!("error: no matrix or registry files found: nothing to check");
         return EXIT_BAD_INPUT;
     }
-    let report = crate::engine::check::check(&files, systems, threads);
+    let report = crate::engine::check::check(&files, loader, threads);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let _ = report.write(&mut out);

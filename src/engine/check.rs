@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::engine::discover::{self, Found, Loaded};
 use crate::engine::guardrails::{self, Coverage};
 use crate::engine::suite::Suite;
-use crate::load::systems::Systems;
+use crate::load::Loader;
 use crate::model::registry::Registry;
 
 /// What `check` found.
@@ -58,17 +58,14 @@ impl CheckReport {
 }
 
 /// Checks files (matrices and registries).
-pub fn check(files: &[Found], systems: &Systems, threads: usize) -> CheckReport {
+pub fn check(files: &[Found], loader: &Loader, threads: usize) -> CheckReport {
     let mut report = CheckReport::default();
     let mut coverage = Coverage::new();
     // Registries by canonical path (given files first, then those named by
     // matrices), in a stable order.
     let mut registries: BTreeMap<PathBuf, Arc<Registry>> = BTreeMap::new();
     let mut given = Vec::new();
-    for (f, l) in files
-        .iter()
-        .zip(discover::load_all(files, systems, threads))
-    {
+    for (f, l) in files.iter().zip(discover::load_all(files, loader, threads)) {
         match l {
             Loaded::Matrix(m) => {
                 report.matrices += 1;
@@ -85,7 +82,7 @@ pub fn check(files: &[Found], systems: &Systems, threads: usize) -> CheckReport 
         }
     }
     for f in &given {
-        match Suite::load(f) {
+        match Suite::load(f, &loader.registries) {
             Ok(s) => {
                 let key = s.registry.path.clone().unwrap_or_else(|| f.path.clone());
                 registries.insert(key, s.registry.clone());

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::base::diag::FileErrors;
-use crate::load::systems::Systems;
+use crate::engine::error::{EngineError, EngineErrorKind};
+use crate::load::Loader;
 use crate::model::Matrix;
 
 /// A matrix file to load.
@@ -23,12 +24,18 @@ pub struct Found {
 pub const DEFAULT_GLOB: &str = "**/*.{yaml,yml}";
 
 /// Builds a glob set.
-pub fn globset(patterns: &[String]) -> Result<GlobSet, String> {
+pub fn globset(patterns: &[String]) -> Result<GlobSet, EngineError> {
+    let bad = |pattern: &str, e: globset::Error| {
+        EngineError::new(EngineErrorKind::BadGlob {
+            pattern: pattern.to_string(),
+            reason: e.kind().to_string(),
+        })
+    };
     let mut b = GlobSetBuilder::new();
     for p in patterns {
-        b.add(Glob::new(p).map_err(|e| format!("bad glob `{p}`: {e}"))?);
+        b.add(Glob::new(p).map_err(|e| bad(p, e))?);
     }
-    b.build().map_err(|e| e.to_string())
+    b.build().map_err(|e| bad(&patterns.join(", "), e))
 }
 
 pub use crate::base::paths::display_name;
@@ -93,11 +100,11 @@ pub enum Loaded {
 }
 
 /// Loads one file.
-pub fn load_one(found: &Found, systems: &Systems) -> Loaded {
+pub fn load_one(found: &Found, loader: &Loader) -> Loaded {
     let text = match std::fs::read_to_string(&found.path) {
         Ok(t) => t,
         Err(_) => {
-            return match crate::load::load_file(&found.path, &found.display, systems) {
+            return match loader.load_file(&found.path, &found.display) {
                 Ok(m) => Loaded::Matrix(Box::new(m)),
                 Err(e) => Loaded::Errors(e),
             }
@@ -106,15 +113,15 @@ pub fn load_one(found: &Found, systems: &Systems) -> Loaded {
     if is_registry(&text) {
         return Loaded::Registry;
     }
-    match crate::load::load_text(&found.display, &text, found.path.parent(), systems) {
+    match loader.load_text(&found.display, &text, found.path.parent()) {
         Ok(m) => Loaded::Matrix(Box::new(m)),
         Err(e) => Loaded::Errors(e),
     }
 }
 
 /// Loads files on `threads` threads, keeping their order.
-pub fn load_all(files: &[Found], systems: &Systems, threads: usize) -> Vec<Loaded> {
-    crate::engine::pool::map(files, threads, |_, f| load_one(f, systems))
+pub fn load_all(files: &[Found], loader: &Loader, threads: usize) -> Vec<Loaded> {
+    crate::engine::pool::map(files, threads, |_, f| load_one(f, loader))
 }
 
 pub use crate::engine::pool::default_threads;

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod discover;
+pub mod error;
 pub mod generate;
 pub mod guardrails;
 pub mod plan;

@@ -7,16 +7,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::engine::discover::{self, Found, Loaded};
+use crate::engine::error::{EngineError, EngineErrorKind};
 use crate::engine::guardrails::Coverage;
 use crate::engine::results::RowResult;
 use crate::engine::run::{row_result, RunOptions};
 use crate::engine::suite;
-use crate::load::systems::Systems;
+use crate::load::Loader;
 use crate::model::Matrix;
 
 /// Resolves path arguments (files, directories, globs) into matrix and
 /// registry files, sorted; the default is `matrices`.
-pub fn resolve(paths: &[String]) -> Result<Vec<Found>, String> {
+pub fn resolve(paths: &[String]) -> Result<Vec<Found>, EngineError> {
     let default = ["matrices".to_string()];
     let paths = if paths.is_empty() {
         &default[..]
@@ -28,7 +29,7 @@ pub fn resolve(paths: &[String]) -> Result<Vec<Found>, String> {
     for p in paths {
         let path = Path::new(p);
         if path.exists() {
-            out.extend(discover::find(path, &all).map_err(|e| format!("cannot read `{p}`: {e}"))?);
+            out.extend(discover::find(path, &all).map_err(|e| unreadable(p, &e))?);
         } else if p.contains(['*', '?', '[', '{']) {
             // A glob: walk from its literal prefix.
             let base: PathBuf = Path::new(p)
@@ -46,21 +47,28 @@ pub fn resolve(paths: &[String]) -> Result<Vec<Found>, String> {
                 base
             };
             let found = discover::find(&root, &all)
-                .map_err(|e| format!("cannot read `{}`: {e}", root.display()))?;
+                .map_err(|e| unreadable(&root.display().to_string(), &e))?;
             out.extend(
                 found
                     .into_iter()
                     .filter(|f| set.is_match(&f.display) || set.is_match(&f.path)),
             );
         } else {
-            return Err(format!(
-                "`{p}` does not exist (expected a matrix file, a directory or a glob)"
-            ));
+            return Err(EngineErrorKind::NoSuchPath(p.clone()).into());
         }
     }
     out.sort();
     out.dedup();
     Ok(out)
+}
+
+/// A path that cannot be read, as an engine error.
+pub fn unreadable(path: &str, e: &std::io::Error) -> EngineError {
+    EngineErrorKind::Unreadable {
+        path: path.to_string(),
+        reason: e.to_string(),
+    }
+    .into()
 }
 
 /// Which rows of the files run: ids containing a text, rows carrying a tag.
@@ -106,7 +114,7 @@ pub struct RunOutcome {
 /// `done` is told when each file is finished.
 pub fn run_files(
     files: &[Found],
-    systems: &Systems,
+    loader: &Loader,
     selection: &Selection,
     opts: &RunOptions,
     threads: usize,
@@ -118,7 +126,7 @@ pub fn run_files(
     let coverage = Mutex::new(Coverage::new());
     let keep = |id: &str| selection.keeps(id, &[]);
     let mut parts = crate::engine::pool::map(files, threads, |i, f| {
-        let part = match discover::load_one(f, systems) {
+        let part = match discover::load_one(f, loader) {
             Loaded::Matrix(mut m) => {
                 adjust(&mut m);
                 if m.registry.path.is_some() {
@@ -128,7 +136,7 @@ pub fn run_files(
                 }
                 (run_matrix(&m, selection, opts), false)
             }
-            Loaded::Registry => match suite::Suite::load(f) {
+            Loaded::Registry => match suite::Suite::load(f, &loader.registries) {
                 Ok(s) => {
                     let results = s.results(&keep, opts);
                     crate::base::lock(&pending).push((i, s.registry));

@@ -14,8 +14,8 @@ use crate::engine::generate;
 use crate::engine::guardrails::{Coverage, Guardrail};
 use crate::engine::results::{RowResult, Verdict};
 use crate::engine::run::RunOptions;
-use crate::load::cache::{self, RegistryError};
-use crate::load::systems::Systems;
+use crate::load::cache::{RegistryCache, RegistryErrorKind};
+use crate::load::Loader;
 use crate::model::registry::Registry;
 use crate::model::Matrix;
 use crate::verdict::{Failure, Location, ProblemKind};
@@ -42,14 +42,16 @@ impl Suite {
     }
 
     /// Loads a registry file (through the cache) and builds its suite.
-    pub fn load(found: &Found) -> Result<Self, String> {
-        match cache::load(&found.path) {
+    pub fn load(found: &Found, cache: &RegistryCache) -> Result<Self, String> {
+        match cache.load(&found.path) {
             Ok(r) => Ok(Self::new(r)),
-            Err(RegistryError::Read(e)) => Err(format!(
-                "error: cannot read registry `{}`: {e}\n",
-                found.display
-            )),
-            Err(RegistryError::Invalid(e)) => Err(e.to_string()),
+            Err(e) => match e.kind {
+                RegistryErrorKind::Read(why) => Err(format!(
+                    "error: cannot read registry `{}`: {why}\n",
+                    found.display
+                )),
+                RegistryErrorKind::Invalid(e) => Err(e.to_string()),
+            },
         }
     }
 
@@ -148,9 +150,9 @@ pub fn coverage_result(
 }
 
 /// Coverage over every matrix file in `files` (registries are skipped).
-pub fn coverage_of(files: &[Found], systems: &Systems, threads: usize) -> Coverage {
+pub fn coverage_of(files: &[Found], loader: &Loader, threads: usize) -> Coverage {
     let mut c = Coverage::new();
-    for l in discover::load_all(files, systems, threads) {
+    for l in discover::load_all(files, loader, threads) {
         if let Loaded::Matrix(m) = l {
             c.record(&m);
         }

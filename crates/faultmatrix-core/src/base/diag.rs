@@ -85,15 +85,29 @@ impl Diagnostic {
     }
 }
 
-/// All errors found in one file, with its text for rendering.
+/// The load layer's error: all errors found in one file, with its text
+/// for rendering, and what kind of failure it is.
 #[derive(Debug, Clone)]
 pub struct FileErrors {
+    /// What kind of failure.
+    pub kind: LoadErrorKind,
     /// The file, as the user named it.
     pub file: String,
     /// The file's text, when it could be read.
     pub source: Option<String>,
     /// Every error, in file order.
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The kinds of [`FileErrors`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadErrorKind {
+    /// The file could not be read.
+    Unreadable,
+    /// The text is not YAML.
+    Syntax,
+    /// The YAML does not say what a matrix or registry file must.
+    Invalid,
 }
 
 impl fmt::Display for FileErrors {

@@ -1,29 +1,55 @@
-//! Loading registry files once per process. A thousand matrices that say
+//! Loading registry files once per run. A thousand matrices that say
 //! `registry: codes.yaml` share one parsed [`Registry`]: the file is read
 //! each time (cheap) and parsed again only when its text changed, so an
-//! edited registry is never served stale.
+//! edited registry is never served stale. The cache is a value the engine
+//! owns ([`RegistryCache`]), not process-wide state.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use crate::base::diag::FileErrors;
 use crate::model::registry::Registry;
 
-/// Why a registry file could not be used.
+/// Why a registry file could not be used: the load layer's error for
+/// registries (a struct and its kind).
 #[derive(Debug, Clone)]
-pub enum RegistryError {
-    /// The file could not be read.
+pub struct RegistryError {
+    /// The registry as shown in messages.
+    pub file: String,
+    /// What went wrong.
+    pub kind: RegistryErrorKind,
+}
+
+/// The kinds of [`RegistryError`].
+#[derive(Debug, Clone)]
+pub enum RegistryErrorKind {
+    /// The file could not be read (what the operating system said).
     Read(String),
     /// The file has errors (schema, a terminal code that recovers...).
     Invalid(Arc<FileErrors>),
 }
 
+impl std::fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.kind {
+            RegistryErrorKind::Read(why) => {
+                write!(f, "error: cannot read registry `{}`: {why}", self.file)
+            }
+            RegistryErrorKind::Invalid(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
 type Slot = (String, Result<Arc<Registry>, Arc<FileErrors>>);
 
-fn cache() -> &'static Mutex<HashMap<(PathBuf, String), Slot>> {
-    static CACHE: OnceLock<Mutex<HashMap<(PathBuf, String), Slot>>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+/// Registry files parsed once per text, for one run (the engine owns one;
+/// nothing is kept between runs or across the process).
+#[derive(Debug, Default)]
+pub struct RegistryCache {
+    map: Mutex<HashMap<(PathBuf, String), Slot>>,
 }
 
 /// `a/b/../c.yaml` as `a/c.yaml`, without touching the file system.
@@ -51,32 +77,43 @@ pub fn display(path: &Path) -> String {
     crate::base::paths::display_name(&normalize(path))
 }
 
-/// Loads a registry file, parsing it at most once per distinct text.
-pub fn load(path: &Path) -> Result<Arc<Registry>, RegistryError> {
-    let shown = display(path);
-    let text = std::fs::read_to_string(path).map_err(|e| RegistryError::Read(e.to_string()))?;
-    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path));
-    let key = (canonical.clone(), shown.clone());
-    {
-        let map = cache().lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((cached, result)) = map.get(&key) {
-            if *cached == text {
-                return result.clone().map_err(RegistryError::Invalid);
+impl RegistryCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Loads a registry file, parsing it at most once per distinct text.
+    pub fn load(&self, path: &Path) -> Result<Arc<Registry>, RegistryError> {
+        let shown = display(path);
+        let text = std::fs::read_to_string(path).map_err(|e| RegistryError {
+            file: shown.clone(),
+            kind: RegistryErrorKind::Read(e.to_string()),
+        })?;
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path));
+        let key = (canonical.clone(), shown.clone());
+        let invalid = |e: Arc<FileErrors>| RegistryError {
+            file: shown.clone(),
+            kind: RegistryErrorKind::Invalid(e),
+        };
+        {
+            let map = crate::base::lock(&self.map);
+            if let Some((cached, result)) = map.get(&key) {
+                if *cached == text {
+                    return result.clone().map_err(invalid);
+                }
             }
         }
+        let result = match crate::load::registry_from_text(&shown, &text) {
+            Ok(mut r) => {
+                r.path = Some(canonical);
+                Ok(Arc::new(r))
+            }
+            Err(e) => Err(Arc::new(e)),
+        };
+        crate::base::lock(&self.map).insert(key, (text, result.clone()));
+        result.map_err(invalid)
     }
-    let result = match crate::load::registry_from_text(&shown, &text) {
-        Ok(mut r) => {
-            r.path = Some(canonical);
-            Ok(Arc::new(r))
-        }
-        Err(e) => Err(Arc::new(e)),
-    };
-    cache()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key, (text, result.clone()));
-    result.map_err(RegistryError::Invalid)
 }
 
 #[cfg(test)]
@@ -101,11 +138,12 @@ mod tests {
         let p = dir.path().join("codes.yaml");
         let text = "version: 1\ncodes:\n  A_CODE: { retryable: false, escalate_to: x }\n";
         std::fs::write(&p, text).unwrap();
-        let a = load(&p).unwrap();
-        let b = load(&p).unwrap();
+        let cache = RegistryCache::new();
+        let a = cache.load(&p).unwrap();
+        let b = cache.load(&p).unwrap();
         assert!(Arc::ptr_eq(&a, &b), "the same text is parsed once");
         std::fs::write(&p, text.replace("A_CODE", "B_CODE")).unwrap();
-        let c = load(&p).unwrap();
+        let c = cache.load(&p).unwrap();
         assert_eq!(c.names().collect::<Vec<_>>(), ["B_CODE"]);
     }
 }

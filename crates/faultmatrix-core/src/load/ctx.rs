@@ -1,7 +1,7 @@
 //! Collecting the diagnostics of one file: every error with its position
 //! (indexed only when an error needs it), rendered like a compiler's.
 
-use crate::base::diag::{did_you_mean, Diagnostic, FileErrors};
+use crate::base::diag::{did_you_mean, Diagnostic, FileErrors, LoadErrorKind};
 use crate::base::yaml::{self, Pos, Positions, Seg, YamlError};
 
 /// Collects diagnostics for one file; indexes positions only when needed.
@@ -10,6 +10,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) source: &'a str,
     positions: Option<Positions>,
     pub(crate) diags: Vec<Diagnostic>,
+    /// Whether the YAML itself did not parse.
+    syntax: bool,
 }
 
 pub(crate) fn key(s: &str) -> Seg {
@@ -29,6 +31,7 @@ impl<'a> Ctx<'a> {
             source,
             positions: None,
             diags: Vec::new(),
+            syntax: false,
         }
     }
 
@@ -42,6 +45,11 @@ impl<'a> Ctx<'a> {
                 diagnostics.sort_by_key(|d| d.pos);
                 diagnostics.dedup();
                 Err(FileErrors {
+                    kind: if self.syntax {
+                        LoadErrorKind::Syntax
+                    } else {
+                        LoadErrorKind::Invalid
+                    },
                     file: self.file.to_string(),
                     source: Some(self.source.to_string()),
                     diagnostics,
@@ -157,6 +165,7 @@ impl<'a> Ctx<'a> {
 
 /// A YAML syntax error: what the parser said, at its position.
 pub(crate) fn syntax_error(cx: &mut Ctx<'_>, e: YamlError) {
+    cx.syntax = true;
     let pos = e.pos.unwrap_or(Pos { line: 1, col: 1 });
     cx.error_at(
         pos,

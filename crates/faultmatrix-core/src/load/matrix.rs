@@ -11,27 +11,68 @@ use super::ctx::{child, key, syntax_error, Ctx};
 use super::raw::{RawMatrix, RawRow, RawSettings};
 use super::rows::{row_tape, validate_row};
 use super::settings::apply_settings;
-use crate::base::diag::{did_you_mean, Diagnostic, FileErrors};
+use crate::base::diag::{did_you_mean, Diagnostic, FileErrors, LoadErrorKind};
 use crate::base::yaml::{self, Pos, Seg, Value};
 use crate::contracts::system::System;
+use crate::load::cache::{RegistryCache, RegistryError, RegistryErrorKind};
 use crate::load::systems::Systems;
 use crate::model::{Matrix, Script, Settings, SystemUnderTest};
 
-/// Loads and validates one matrix file. `display` is the name shown in
-/// messages and test ids.
-pub fn load_file(path: &Path, display: &str, systems: &Systems) -> Result<Matrix, FileErrors> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => load_text(display, &text, path.parent(), systems),
-        Err(e) => Err(FileErrors {
-            file: display.to_string(),
-            source: None,
-            diagnostics: vec![Diagnostic::new(
-                display,
-                Pos { line: 1, col: 1 },
-                format!("cannot read the file: {e}"),
-            )],
-        }),
+/// What loading files needs: the systems a `system:` key may name, and the
+/// registries already parsed in this run (shared by every file a run
+/// loads; none is kept beyond the loader).
+#[derive(Default)]
+pub struct Loader {
+    /// Systems by name.
+    pub systems: Systems,
+    /// Registry files parsed once per text.
+    pub registries: RegistryCache,
+}
+
+impl Loader {
+    /// A loader for these systems, with an empty registry cache.
+    pub fn new(systems: Systems) -> Self {
+        Self {
+            systems,
+            registries: RegistryCache::new(),
+        }
     }
+
+    /// Loads and validates one matrix file. `display` is the name shown in
+    /// messages and test ids.
+    pub fn load_file(&self, path: &Path, display: &str) -> Result<Matrix, FileErrors> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => self.load_text(display, &text, path.parent()),
+            Err(e) => Err(FileErrors {
+                kind: LoadErrorKind::Unreadable,
+                file: display.to_string(),
+                source: None,
+                diagnostics: vec![Diagnostic::new(
+                    display,
+                    Pos { line: 1, col: 1 },
+                    format!("cannot read the file: {e}"),
+                )],
+            }),
+        }
+    }
+
+    /// Validates matrix text. `dir` resolves a relative `registry:` path.
+    pub fn load_text(
+        &self,
+        display: &str,
+        text: &str,
+        dir: Option<&Path>,
+    ) -> Result<Matrix, FileErrors> {
+        let mut cx = Ctx::new(display, text);
+        let result = load_inner(&mut cx, text, dir, self);
+        cx.finish(result)
+    }
+}
+
+/// Loads and validates one matrix file with its own loader (registries are
+/// parsed afresh: a run uses one [`Loader`] for all its files).
+pub fn load_file(path: &Path, display: &str, systems: &Systems) -> Result<Matrix, FileErrors> {
+    Loader::new(systems.clone()).load_file(path, display)
 }
 
 /// [`RawMatrix`] with typed rows: the fast path for well-formed files. Its
@@ -77,24 +118,19 @@ struct Checked {
     deadline: Option<Duration>,
 }
 
-/// Validates matrix text. `dir` resolves a relative `registry:` path.
+/// Validates matrix text with its own loader. `dir` resolves a relative
+/// `registry:` path.
 pub fn load_text(
     display: &str,
     text: &str,
     dir: Option<&Path>,
     systems: &Systems,
 ) -> Result<Matrix, FileErrors> {
-    let mut cx = Ctx::new(display, text);
-    let result = load_inner(&mut cx, text, dir, systems);
-    cx.finish(result)
+    Loader::new(systems.clone()).load_text(display, text, dir)
 }
 
-fn load_inner(
-    cx: &mut Ctx<'_>,
-    text: &str,
-    dir: Option<&Path>,
-    systems: &Systems,
-) -> Option<Matrix> {
+fn load_inner(cx: &mut Ctx<'_>, text: &str, dir: Option<&Path>, loader: &Loader) -> Option<Matrix> {
+    let systems = &loader.systems;
     // Fast path: a well-formed file goes straight into typed rows, without
     // an intermediate `Value` tree. Any shape error falls back to the slow
     // path below, which collects every error of the file with its position.
@@ -128,7 +164,7 @@ fn load_inner(
         None => super::registry::builtin(),
         Some(rel) => {
             let path = dir.map_or_else(|| Path::new(rel).to_path_buf(), |d| d.join(rel));
-            match crate::load::cache::load(&path) {
+            match loader.registries.load(&path) {
                 Ok(r) => r,
                 Err(e) => {
                     registry_load_error(cx, &path, e);
@@ -324,18 +360,17 @@ fn load_inner(
 /// One diagnostic on the `registry:` key of a matrix whose registry does
 /// not load; the registry's own errors are reported for its file (by
 /// `faultmatrix check` or as a failing test named after it).
-fn registry_load_error(cx: &mut Ctx<'_>, path: &Path, e: crate::load::cache::RegistryError) {
-    use crate::load::cache::{self, RegistryError};
-    let shown = cache::display(path);
+fn registry_load_error(cx: &mut Ctx<'_>, path: &Path, e: RegistryError) {
+    let shown = crate::load::cache::display(path);
     let pos = cx.pos(&[key("registry")]);
-    match e {
-        RegistryError::Read(why) => cx.error_at(
+    match e.kind {
+        RegistryErrorKind::Read(why) => cx.error_at(
             pos,
             format!("cannot read registry `{shown}`: {why}"),
             Some("the path is relative to this file".into()),
             None,
         ),
-        RegistryError::Invalid(errors) => {
+        RegistryErrorKind::Invalid(errors) => {
             let n = errors.diagnostics.len();
             let first = errors.diagnostics.first().map_or(String::new(), |d| {
                 format!(": {} ({}:{}:{})", d.message, d.file, d.pos.line, d.pos.col)

@@ -35,5 +35,5 @@ pub mod tape;
 pub mod trace_line;
 
 pub use expect::trace_item_pos;
-pub use matrix::{load_file, load_text};
+pub use matrix::{load_file, load_text, Loader};
 pub use registry::{builtin_registry, registry_from_text};
