@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::base::env::Env;
-use crate::contracts::system::{EscalationSink, JitterSource, RowContext};
 use crate::exec::wire::client::HttpTransport;
 use crate::exec::wire::command::{url_var, CommandSpec};
 use crate::exec::wire::server::{FixtureServer, ServerOptions};
@@ -61,9 +60,7 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
             Some(r) => vec![r],
             None => {
                 let hint =
-                    crate::base::diag::did_you_mean(name, m.rows.iter().map(|r| r.name.as_str()))
-                        .map(|h| format!(" ({h})"))
-                        .unwrap_or_default();
+                    crate::base::diag::hint_suffix(name, m.rows.iter().map(|r| r.name.as_str()));
                 eprintln!("error: no row named `{name}` in {}{hint}", a.file);
                 return crate::cli::exit::EXIT_BAD_INPUT;
             }
@@ -195,21 +192,14 @@ pub fn client(a: &ClientArgs, systems: &Systems, vars: &Env) -> u8 {
     };
     let request_id = env("FAULTMATRIX_REQUEST_ID")
         .unwrap_or_else(|| crate::exec::run::request_id(&m.file, &row.name));
-    let escalations = EscalationSink::default();
-    let s = &row.settings;
-    let ctx = RowContext {
-        transport: Arc::new(transport),
-        request: s.request.clone(),
-        request_id: request_id.clone(),
-        deadline: s.deadline,
-        jitter: JitterSource::new(&s.jitter),
-        escalations: escalations.clone(),
-        wall_start: SystemTime::now(),
-    };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let ctx = crate::exec::run::row_context(
+        Arc::new(transport),
+        &row.settings,
+        request_id.clone(),
+        SystemTime::now(),
+    );
+    let escalations = ctx.escalations.clone();
+    let rt = match crate::exec::runtime::real_time_runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start a runtime: {e}");

@@ -5,7 +5,9 @@
 
 pub mod observation;
 pub mod run;
+pub mod runtime;
 pub mod scripted;
 pub mod tape;
 pub mod trace;
+pub mod upstream;
 pub mod wire;

@@ -6,6 +6,7 @@
 //! next timer whenever the runtime is idle, so waits are exact and instant.
 
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use crate::base::env::Env;
 use crate::contracts::system::System;
@@ -15,7 +16,7 @@ use crate::exec::scripted::Scripted;
 use crate::exec::tape::record::Session;
 use crate::exec::tape::{Mode, TapeOutcome};
 use crate::exec::trace::{self, Ending};
-use crate::model::{Matrix, Row, SystemUnderTest};
+use crate::model::{Matrix, Row, Settings, SystemUnderTest};
 
 pub use crate::exec::observation::{request_id, Observation, RunEnd};
 
@@ -47,6 +48,27 @@ impl ExecOptions {
     }
 }
 
+pub use crate::exec::runtime::{paused_runtime, real_time_runtime};
+
+/// What a row hands its system: the transport, the row's request,
+/// deadline and jitter, a fresh escalation sink, and the wall clock's start.
+pub fn row_context(
+    transport: Arc<dyn Transport>,
+    settings: &Settings,
+    request_id: String,
+    wall_start: SystemTime,
+) -> RowContext {
+    RowContext {
+        transport,
+        request: settings.request.clone(),
+        request_id,
+        deadline: settings.deadline,
+        jitter: JitterSource::new(&settings.jitter),
+        escalations: EscalationSink::default(),
+        wall_start,
+    }
+}
+
 /// Runs a row of a matrix with the process's environment ([`ExecOptions::capture`]).
 pub fn run_row(matrix: &Matrix, row: &Row) -> Observation {
     run_row_with(matrix, row, &ExecOptions::capture())
@@ -61,11 +83,7 @@ pub fn run_row_with(matrix: &Matrix, row: &Row, opts: &ExecOptions) -> Observati
         }
         SystemUnderTest::InProcess { system, .. } => system.clone(),
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("building a current-thread runtime does not fail");
+    let rt = paused_runtime();
     rt.block_on(run_row_async(matrix, row, system.as_ref(), opts))
 }
 
@@ -93,17 +111,14 @@ async fn run_row_async(
         },
     };
     let abort = transport.abort_signal();
-    let jitter = JitterSource::new(&s.jitter);
-    let escalations = EscalationSink::default();
-    let ctx = RowContext {
-        transport: system_transport,
-        request: s.request.clone(),
-        request_id: request_id.clone(),
-        deadline: s.deadline,
-        jitter: jitter.clone(),
-        escalations: escalations.clone(),
-        wall_start: crate::load::policy::retry_after::default_wall_start(),
-    };
+    let ctx = row_context(
+        system_transport,
+        s,
+        request_id.clone(),
+        crate::load::policy::retry_after::default_wall_start(),
+    );
+    let jitter = ctx.jitter.clone();
+    let escalations = ctx.escalations.clone();
     let mut fut = system.run(ctx);
     let end = tokio::select! {
         biased;

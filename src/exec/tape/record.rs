@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use super::format::{
     self, Header, Interaction, Summary, Tape, TapeEvent, TapeRequest, TapeResponse, TapeStream,
@@ -164,9 +164,7 @@ pub struct Recorder {
     problem: Arc<Mutex<Option<String>>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::base::lock;
 
 impl Recorder {
     /// A recorder for a row's tape.

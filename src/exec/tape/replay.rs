@@ -9,7 +9,7 @@
 //! it does for every row: virtual timing, call records, streams, the abort.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use super::format::{self, Fault, Interaction, Tape, TapeRequest, TapeResponse};
 use crate::contracts::transport::{BoxFuture, Request, Response, Transport, TransportError};
@@ -160,9 +160,7 @@ pub struct Replay {
     state: Arc<Mutex<State>>,
 }
 
-fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::base::lock;
 
 impl Replay {
     /// A replay of `tape` (shown as `file`) with its scripted transport.

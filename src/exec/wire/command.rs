@@ -216,10 +216,7 @@ pub fn records(calls: &[WireCall]) -> Vec<CallRecord> {
 /// Runs one row over the wire against a command. Real time, on a fresh
 /// current-thread runtime; nothing outlives the call.
 pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match crate::exec::runtime::real_time_runtime() {
         Ok(rt) => rt,
         Err(e) => {
             return Observation::failed(

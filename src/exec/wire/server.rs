@@ -23,7 +23,6 @@
 //! for heads over [`http::MAX_HEAD`]) and the connection is closed; they are
 //! not calls and consume no script entry.
 
-use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -33,8 +32,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
 use super::http::{self, Chunked, Framing, Head, HttpError};
-use crate::exec::scripted::{Outcome, RouteCursor};
-use crate::model::{Answer, Entry, RouteScript, SseItem};
+use crate::exec::scripted::Outcome;
+use crate::exec::upstream::{Pick, Upstream};
+use crate::model::{Answer, RouteScript, SseItem};
 
 /// Longest header value kept in an observation.
 const MAX_VALUE: usize = 200;
@@ -80,17 +80,10 @@ impl WireCall {
     }
 }
 
-/// A committed create's answer, replayed for the same idempotency key.
-type Stored = (u16, Vec<(String, String)>, String);
-
 struct State {
-    routes: HashMap<String, RouteCursor>,
+    upstream: Upstream,
     calls: Vec<WireCall>,
-    failures: Vec<String>,
     rejected: u32,
-    max_calls: u32,
-    records: u32,
-    committed: HashMap<String, Stored>,
 }
 
 struct Shared {
@@ -117,7 +110,7 @@ pub struct ServerOptions {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        crate::base::lock(&self.state)
     }
 
     fn now(&self) -> Duration {
@@ -201,17 +194,12 @@ impl FixtureServer {
         scripts: &[RouteScript],
         options: ServerOptions,
     ) -> std::io::Result<Self> {
-        let routes = RouteCursor::for_scripts(scripts);
         let shared = Arc::new(Shared {
             start: Instant::now(),
             state: Mutex::new(State {
-                routes,
+                upstream: Upstream::new(scripts, options.max_calls),
                 calls: Vec::new(),
-                failures: Vec::new(),
                 rejected: 0,
-                max_calls: options.max_calls,
-                records: 0,
-                committed: HashMap::new(),
             }),
             abort: Notify::new(),
             log: options.log,
@@ -259,7 +247,7 @@ impl FixtureServer {
 
     /// Whether a harness failure has been recorded.
     pub fn has_failures(&self) -> bool {
-        !self.shared.lock().failures.is_empty()
+        self.shared.lock().upstream.has_failures()
     }
 
     /// A snapshot of the calls so far.
@@ -270,27 +258,16 @@ impl FixtureServer {
     /// Ends the row: unused entries become failures; hands over the record.
     pub fn finish(&self, route_order: &[String]) -> WireReport {
         let mut st = self.shared.lock();
-        let mut failures = std::mem::take(&mut st.failures);
-        for route in route_order {
-            if let Some(msg) = st.routes.get(route).and_then(|rs| rs.unused(route)) {
-                failures.push(msg);
-            }
-        }
+        let (failures, records) = st.upstream.finish(route_order);
         let mut calls = std::mem::take(&mut st.calls);
         calls.sort_by_key(|c| c.started);
         WireReport {
             calls,
             failures,
             rejected: st.rejected,
-            records: st.records,
+            records,
         }
     }
-}
-
-enum Pick {
-    Entry(usize, Entry),
-    Stored(usize, Stored),
-    Refuse(usize),
 }
 
 fn observe(head: &Head, body: &[u8]) -> (Vec<(String, String)>, Option<String>, bool) {
@@ -324,43 +301,17 @@ fn observe(head: &Head, body: &[u8]) -> (Vec<(String, String)>, Option<String>, 
     (headers, model, stream)
 }
 
-fn pick(shared: &Shared, route: &str, call: WireCall) -> Pick {
-    let mut guard = shared.lock();
-    let st = &mut *guard;
-    let total = st.calls.len() as u32;
-    let attempt = st.calls.iter().filter(|c| c.route == route).count() as u32 + 1;
-    let label = crate::exec::trace::call_label(route, attempt);
-    let mut call = WireCall { attempt, ..call };
-    let mut chosen = None;
-    if total >= st.max_calls {
-        st.failures.push(format!(
-            "runaway guard: the system made more than {} calls (max_calls); it was stopped at {label}",
-            st.max_calls
-        ));
-    } else if let Some(rs) = st.routes.get_mut(route) {
-        match rs.serve(route, attempt) {
-            Ok(entry) => {
-                call.entry = entry.label.clone();
-                chosen = Some(entry);
-            }
-            Err(msg) => st.failures.push(msg),
-        }
-    }
-    // Idempotent replay of a committed create.
-    let stored = match (&chosen, shared.create) {
-        (Some(_), true) => call
-            .header("idempotency-key")
-            .and_then(|k| st.committed.get(k))
-            .cloned(),
-        _ => None,
-    };
-    st.calls.push(call);
-    let idx = st.calls.len() - 1;
-    match (chosen, stored) {
-        (Some(_), Some(s)) => Pick::Stored(idx, s),
-        (Some(e), None) => Pick::Entry(idx, e),
-        (None, _) => Pick::Refuse(idx),
-    }
+/// What a call gets, and the index of its record.
+fn pick(shared: &Shared, route: &str, call: WireCall) -> (usize, Pick) {
+    let mut st = shared.lock();
+    let key = call.header("idempotency-key").map(str::to_string);
+    let (attempt, entry, pick) = st.upstream.call(route, shared.create, key.as_deref());
+    st.calls.push(WireCall {
+        attempt,
+        entry,
+        ..call
+    });
+    (st.calls.len() - 1, pick)
 }
 
 /// Reads until the client closes (or errors). Data sent meanwhile is dropped.
@@ -492,8 +443,8 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
             || head.minor == 0;
         let key = call.header("idempotency-key").map(str::to_string);
         let (idx, entry) = match pick(&shared, &route, call) {
-            Pick::Entry(i, e) => (i, e),
-            Pick::Stored(i, (status, headers, body)) => {
+            (i, Pick::Entry(e)) => (i, e),
+            (i, Pick::Stored((status, headers, body))) => {
                 let bytes = http::response_bytes(status, &headers, body.as_bytes(), client_close);
                 let ok = sock.write_all(&bytes).await.is_ok();
                 shared.lock().calls[i].answer_body = Some(body);
@@ -511,7 +462,7 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
                 }
                 continue;
             }
-            Pick::Refuse(i) => {
+            (i, Pick::Refused) => {
                 let body = br#"{"error":{"message":"faultmatrix: no answer was scripted for this call","type":"fixture_exhausted"}}"#;
                 let bytes = http::response_bytes(
                     500,
@@ -537,24 +488,20 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
         }
         if let Answer::Response(r) = &entry.answer {
             if shared.create && (200..300).contains(&r.status) {
-                let mut st = shared.lock();
-                st.records += 1;
-                if let Some(k) = &key {
-                    let body = r.body.clone().unwrap_or_default();
-                    st.committed
-                        .insert(k.clone(), (r.status, r.headers.clone(), body));
-                }
+                let body = r.body.clone().unwrap_or_default();
+                shared
+                    .lock()
+                    .upstream
+                    .created(key.as_deref(), (r.status, r.headers.clone(), body));
             }
         }
         match entry.answer {
             Answer::Timeout => {
                 if shared.create && entry.committed {
-                    let mut st = shared.lock();
-                    st.records += 1;
-                    let body = format!("{{\"id\":\"rec-{}\"}}", st.records);
-                    if let Some(k) = &key {
-                        st.committed.insert(k.clone(), (201, Vec::new(), body));
-                    }
+                    shared
+                        .lock()
+                        .upstream
+                        .committed_before_timeout(key.as_deref());
                 }
                 until_closed(&mut sock).await;
                 shared.end(idx, Outcome::Timeout);

@@ -165,6 +165,17 @@ where
         .map(|(_, c)| format!("did you mean `{c}`?"))
 }
 
+/// ` (did you mean `x`?)` when a candidate is close enough, else nothing:
+/// the suffix one-line messages carry (see [`split_hint`]).
+pub fn hint_suffix<'a, I>(word: &str, candidates: I) -> String
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    did_you_mean(word, candidates)
+        .map(|h| format!(" ({h})"))
+        .unwrap_or_default()
+}
+
 /// Splits a trailing ` (did you mean `x`?)` off a message into a help line.
 pub fn split_hint(message: &str) -> (String, Option<String>) {
     match message.rfind(" (did you mean ") {

@@ -116,9 +116,7 @@ fn check_codes(policy: &Policy, registry: &Registry) -> Vec<YamlError> {
     let mut errors = Vec::new();
     for (i, code) in policy.switch_on.iter().flatten().enumerate() {
         if registry.get(code).is_none() {
-            let hint = crate::base::diag::did_you_mean(code, registry.names())
-                .map(|h| format!(" ({h})"))
-                .unwrap_or_default();
+            let hint = crate::base::diag::hint_suffix(code, registry.names());
             errors.push(YamlError {
                 pos: None,
                 path: vec![

@@ -80,12 +80,10 @@ pub fn parse(
                                 "$same" => HeaderExpect::Same,
                                 "$retries" => HeaderExpect::Retries,
                                 other if other.starts_with('$') => {
-                                    let hint = crate::base::diag::did_you_mean(
+                                    let hint = crate::base::diag::hint_suffix(
                                         other,
                                         ["$present", "$absent", "$same", "$retries"],
-                                    )
-                                    .map(|h| format!(" ({h})"))
-                                    .unwrap_or_default();
+                                    );
                                     errors.push((hp, format!("unknown header check `{other}`: expected a value, or one of $present, $absent, $same, $retries{hint}")));
                                     continue;
                                 }
@@ -109,12 +107,10 @@ pub fn parse(
                     errors.push((fp, format!("`{name}` has the wrong type: headers is a map, stream is true/false, the others are text")));
                 }
                 (other, _) => {
-                    let hint = crate::base::diag::did_you_mean(
+                    let hint = crate::base::diag::hint_suffix(
                         other,
                         ["headers", "model", "stream", "method", "path"],
-                    )
-                    .map(|h| format!(" ({h})"))
-                    .unwrap_or_default();
+                    );
                     errors.push((fp, format!("unknown key `{other}` in a request assertion: expected headers, model, stream, method or path{hint}")));
                 }
             }

@@ -40,9 +40,7 @@ pub fn parse_line(text: &str, routes: &[String]) -> Result<ExpectedLine, String>
                 code = Some(tok.to_string());
                 continue;
             }
-            let hint = crate::base::diag::did_you_mean(tok, Decision::ALL)
-                .map(|h| format!(" ({h})"))
-                .unwrap_or_default();
+            let hint = crate::base::diag::hint_suffix(tok, Decision::ALL);
             return Err(format!(
                 "`{tok}` is not a decision: expected one of retry, switch, return, fail{hint}"
             ));
@@ -79,9 +77,7 @@ pub fn parse_line(text: &str, routes: &[String]) -> Result<ExpectedLine, String>
                 )
             }
             other => {
-                let hint = crate::base::diag::did_you_mean(other, ["wait", "at", "id", "size"])
-                    .map(|h| format!(" ({h})"))
-                    .unwrap_or_default();
+                let hint = crate::base::diag::hint_suffix(other, ["wait", "at", "id", "size"]);
                 return Err(format!(
                     "unknown field `{other}`: expected `wait=`, `at=`, `id=` or `size=`{hint}"
                 ));
@@ -138,9 +134,7 @@ fn parse_label(label: &str, routes: &[String]) -> Result<(String, u32), String> 
         ));
     }
     if !routes.is_empty() && !routes.iter().any(|r| r == name) {
-        let hint = crate::base::diag::did_you_mean(name, routes.iter().map(String::as_str))
-            .map(|h| format!(" ({h})"))
-            .unwrap_or_default();
+        let hint = crate::base::diag::hint_suffix(name, routes.iter().map(String::as_str));
         return Err(format!(
             "`{label}` names route `{name}`, which is not declared: routes are {}{hint}",
             routes.join(", ")

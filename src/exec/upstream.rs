@@ -1,0 +1,242 @@
+//! The upstream of a row: each route's script served once, in order; the
+//! runaway guard; records created at create endpoints, and the idempotent
+//! replay of a committed create. One state machine, used by the
+//! in-process transport ([`crate::exec::scripted`]), tape replay and the
+//! HTTP fixture server ([`crate::exec::wire::server`]), so the three can
+//! never disagree on what a call gets.
+
+use std::collections::HashMap;
+
+use crate::base::label::call_label;
+use crate::model::{Entry, Repeat, RouteScript};
+
+/// One route's script being served: each entry once, in order (an entry
+/// with `repeat` as often as it says). Shared by the in-process transport
+/// and the HTTP fixture server.
+#[derive(Debug, Clone)]
+pub struct RouteCursor {
+    entries: Vec<Entry>,
+    cursor: usize,
+    served_current: u32,
+    served_total: usize,
+}
+
+impl RouteCursor {
+    /// A cursor at the start of a route's entries.
+    pub fn new(entries: Vec<Entry>) -> Self {
+        Self {
+            entries,
+            cursor: 0,
+            served_current: 0,
+            served_total: 0,
+        }
+    }
+
+    /// A cursor per scripted route.
+    pub fn for_scripts(scripts: &[RouteScript]) -> HashMap<String, RouteCursor> {
+        scripts
+            .iter()
+            .map(|s| (s.route.clone(), RouteCursor::new(s.entries.clone())))
+            .collect()
+    }
+
+    /// Appends an entry at the end of the script.
+    pub fn push(&mut self, entry: Entry) {
+        self.entries.push(entry);
+    }
+
+    /// The entry for call `attempt` on `route`, or the failure message of a
+    /// call beyond the script.
+    pub fn serve(&mut self, route: &str, attempt: u32) -> Result<Entry, String> {
+        let Some(entry) = self.entries.get(self.cursor).cloned() else {
+            let n = self.served_total;
+            return Err(format!(
+                "route {route}: call {attempt} but {n} answer{} scripted",
+                if n == 1 { " was" } else { "s were" }
+            ));
+        };
+        self.served_current += 1;
+        self.served_total += 1;
+        if let Repeat::Times(n) = entry.repeat {
+            if self.served_current >= n {
+                self.cursor += 1;
+                self.served_current = 0;
+            }
+        }
+        Ok(entry)
+    }
+
+    /// The failure message when scripted answers were never requested.
+    pub fn unused(&self, route: &str) -> Option<String> {
+        let mut unused = Vec::new();
+        for (i, e) in self.entries.iter().enumerate().skip(self.cursor) {
+            let left = match e.repeat {
+                Repeat::Forever if i == self.cursor && self.served_current > 0 => 0,
+                Repeat::Forever => 1,
+                Repeat::Times(n) if i == self.cursor => n - self.served_current,
+                Repeat::Times(n) => n,
+            };
+            for _ in 0..left {
+                unused.push(e.label.clone());
+            }
+        }
+        if unused.is_empty() {
+            return None;
+        }
+        let n = unused.len();
+        let t = self.served_total;
+        Some(format!(
+            "route {route}: {n} scripted answer{} never requested ({}); {t} call{} made",
+            if n == 1 { " was" } else { "s were" },
+            unused.join(", "),
+            if t == 1 { " was" } else { "s were" },
+        ))
+    }
+}
+
+/// A committed create's answer (status, headers, body), replayed for the
+/// same idempotency key.
+pub type Stored = (u16, Vec<(String, String)>, String);
+
+/// What a call gets.
+#[derive(Debug, Clone)]
+pub enum Pick {
+    /// The next scripted entry.
+    Entry(Entry),
+    /// The committed answer of an earlier create with the same idempotency key.
+    Stored(Stored),
+    /// Nothing: beyond the script, an unscripted route, or the runaway
+    /// guard (a failure is recorded; the row is aborted).
+    Refused,
+}
+
+/// One row's upstream state.
+#[derive(Debug, Default)]
+pub struct Upstream {
+    routes: HashMap<String, RouteCursor>,
+    attempts: HashMap<String, u32>,
+    total: u32,
+    max_calls: u32,
+    failures: Vec<String>,
+    records: u32,
+    committed: HashMap<String, Stored>,
+}
+
+impl Upstream {
+    /// An upstream serving these scripts, stopping a run after `max_calls`.
+    pub fn new(scripts: &[RouteScript], max_calls: u32) -> Self {
+        Self {
+            routes: RouteCursor::for_scripts(scripts),
+            max_calls,
+            ..Self::default()
+        }
+    }
+
+    /// Appends an entry to a route's script (the recorder scripts each
+    /// answer as it arrives from the live upstream).
+    pub fn push_entry(&mut self, route: &str, entry: Entry) {
+        self.routes
+            .entry(route.to_string())
+            .or_insert_with(|| RouteCursor::new(Vec::new()))
+            .push(entry);
+    }
+
+    /// The next call on `route`: its attempt number (1-based, per route),
+    /// the label of what it gets (`503`, `-` when refused) and what it
+    /// gets. A create carrying an idempotency key already committed gets
+    /// the committed answer.
+    pub fn call(
+        &mut self,
+        route: &str,
+        create: bool,
+        idempotency_key: Option<&str>,
+    ) -> (u32, String, Pick) {
+        let attempt = {
+            let n = self.attempts.entry(route.to_string()).or_insert(0);
+            *n += 1;
+            *n
+        };
+        let total = self.total;
+        self.total += 1;
+        if total >= self.max_calls {
+            self.failures.push(format!(
+                "runaway guard: the system made more than {} calls (max_calls); it was stopped at {}",
+                self.max_calls,
+                call_label(route, attempt)
+            ));
+            return (attempt, "-".into(), Pick::Refused);
+        }
+        let Some(rs) = self.routes.get_mut(route) else {
+            let mut known: Vec<&str> = self.routes.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            self.failures.push(format!(
+                "route {route}: call {attempt} but no answers were scripted for route {route} (scripted routes: {})",
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            ));
+            return (attempt, "-".into(), Pick::Refused);
+        };
+        match rs.serve(route, attempt) {
+            Err(msg) => {
+                self.failures.push(msg);
+                (attempt, "-".into(), Pick::Refused)
+            }
+            Ok(entry) => {
+                let label = entry.label.clone();
+                let stored = idempotency_key
+                    .filter(|_| create)
+                    .and_then(|k| self.committed.get(k))
+                    .cloned();
+                match stored {
+                    Some(s) => (attempt, label, Pick::Stored(s)),
+                    None => (attempt, label, Pick::Entry(entry)),
+                }
+            }
+        }
+    }
+
+    /// A create answered with success: one record, committed for its key.
+    pub fn created(&mut self, idempotency_key: Option<&str>, answer: Stored) {
+        self.records += 1;
+        if let Some(k) = idempotency_key {
+            self.committed.insert(k.to_string(), answer);
+        }
+    }
+
+    /// A create that timed out after the upstream committed it
+    /// (`committed: true`): one record, replayed as `201 {"id":"rec-N"}`.
+    pub fn committed_before_timeout(&mut self, idempotency_key: Option<&str>) {
+        self.records += 1;
+        let body = format!("{{\"id\":\"rec-{}\"}}", self.records);
+        if let Some(k) = idempotency_key {
+            self.committed
+                .insert(k.to_string(), (201, Vec::new(), body));
+        }
+    }
+
+    /// Records a harness failure from outside the upstream.
+    pub fn fail(&mut self, message: String) {
+        self.failures.push(message);
+    }
+
+    /// Whether a harness failure has been recorded.
+    pub fn has_failures(&self) -> bool {
+        !self.failures.is_empty()
+    }
+
+    /// The scripted routes' names.
+    pub fn routes(&self) -> impl Iterator<Item = &str> {
+        self.routes.keys().map(String::as_str)
+    }
+
+    /// Ends the row: the harness failures, each route's unused entries (in
+    /// `route_order`) among them, and the records created.
+    pub fn finish(&mut self, route_order: &[String]) -> (Vec<String>, u32) {
+        let mut failures = std::mem::take(&mut self.failures);
+        for route in route_order {
+            if let Some(msg) = self.routes.get(route).and_then(|rs| rs.unused(route)) {
+                failures.push(msg);
+            }
+        }
+        (failures, self.records)
+    }
+}
