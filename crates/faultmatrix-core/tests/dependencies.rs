@@ -4,33 +4,12 @@
 //! when tokio comes with more than its `time` feature (through the
 //! controller).
 
-use std::process::Command;
+#[path = "../../test-support/cargo_tree.rs"]
+mod cargo_tree;
 
 #[test]
 fn no_runner_or_cli_crate_enters_the_core() {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args([
-            "tree",
-            "--offline",
-            "--package",
-            "faultmatrix-core",
-            "--edges",
-            "normal",
-            "--prefix",
-            "none",
-            "--format",
-            "{p}|{f}",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cargo tree runs");
-    assert!(
-        out.status.success(),
-        "cargo tree failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let tree = String::from_utf8_lossy(&out.stdout);
+    let deps = cargo_tree::normal_dependencies("faultmatrix-core", env!("CARGO_MANIFEST_DIR"));
     let forbidden = [
         "clap",
         "mimalloc",
@@ -41,24 +20,19 @@ fn no_runner_or_cli_crate_enters_the_core() {
         "reqwest",
         "hyper",
     ];
-    let mut names = Vec::new();
-    for line in tree.lines().filter(|l| !l.trim().is_empty()) {
-        let (pkg, features) = line.split_once('|').unwrap_or((line, ""));
-        let name = pkg.split_whitespace().next().unwrap_or("");
+    for (name, features) in &deps {
         assert!(
-            !forbidden.contains(&name),
-            "`{name}` entered faultmatrix-core's dependencies:\n{tree}"
+            !forbidden.contains(&name.as_str()),
+            "`{name}` entered faultmatrix-core's dependencies: {deps:?}"
         );
         if name == "tokio" {
-            let features: Vec<&str> = features.split(',').collect();
-            assert_eq!(features, ["time"], "tokio in the core: {features:?}");
+            assert_eq!(features, &["time"], "tokio in the core: {features:?}");
         }
-        names.push(name.to_string());
     }
     for needed in ["faultmatrix-controller", "serde_yaml", "yaml-rust2"] {
         assert!(
-            names.iter().any(|n| n == needed),
-            "{needed} missing:\n{tree}"
+            deps.iter().any(|(n, _)| n == needed),
+            "{needed} missing: {deps:?}"
         );
     }
 }

@@ -1,0 +1,45 @@
+//! Shared by the crates' dependency tests: the normal dependency graph of
+//! a package as `(name, features)` pairs, read from `cargo tree`.
+
+use std::process::Command;
+
+/// `(package name, enabled features)` of every crate in `package`'s
+/// normal (non-dev, non-build) dependency graph, the package included.
+pub fn normal_dependencies(package: &str, dir: &str) -> Vec<(String, Vec<String>)> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "tree",
+            "--offline",
+            "--package",
+            package,
+            "--edges",
+            "normal",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}|{f}",
+        ])
+        .current_dir(dir)
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "cargo tree failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let (pkg, features) = line.split_once('|').unwrap_or((line, ""));
+            let name = pkg.split_whitespace().next().unwrap_or("").to_string();
+            let features = features
+                .split(',')
+                .filter(|f| !f.is_empty())
+                .map(str::to_string)
+                .collect();
+            (name, features)
+        })
+        .collect()
+}
