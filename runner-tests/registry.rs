@@ -196,7 +196,7 @@ fn a_terminal_code_configured_to_recover_does_not_load() {
     else {
         panic!("a terminal code that recovers must not load");
     };
-    let shown = cache::display(&p);
+    let shown = cache::display(&p, &std::env::current_dir().unwrap());
     assert_eq!(
         e.to_string(),
         format!("error: terminal code `INVALID_INPUT` is configured to recover after 3 failing calls\n  --> {shown}:20:5\n   |\n20 |     recovers_after: 3\n   |     ^ a terminal code never succeeds on a later attempt: remove `recovers_after`, or make the code retryable\n")
@@ -220,7 +220,10 @@ fn a_matrix_on_a_broken_registry_points_at_its_registry_key() {
         .err()
         .unwrap()
         .to_string();
-    let shown = cache::display(&dir.path().join("codes.yaml"));
+    let shown = cache::display(
+        &dir.path().join("codes.yaml"),
+        &std::env::current_dir().unwrap(),
+    );
     assert_eq!(
         err,
         format!("error: registry `{shown}` does not load: status 999 is not an HTTP status: expected 100 to 599 ({shown}:18:13)\n --> m.yaml:2:11\n  |\n2 | registry: codes.yaml\n  |           ^ 1 error in the registry\n  = help: run `faultmatrix check {shown}` to see every error\n")
@@ -344,6 +347,7 @@ fn the_shipped_registry_passes_its_generated_tests_and_guardrails() {
     let all = faultmatrix::engine::discover::find(
         &root,
         &faultmatrix::engine::discover::globset(&["**/*.yaml".into()]).unwrap(),
+        &std::env::current_dir().unwrap(),
     )
     .unwrap();
     let coverage =
@@ -364,7 +368,10 @@ fn the_harness_makes_trials_and_exact_selection_of_coverage_loads_the_matrices()
         "title: t\nregistry: codes.yaml\nrows:\n  - name: r\n    inject: { A: [{ status: 451 }] }\n    expect: { stop: terminal }\n",
     );
     let h = faultmatrix::harness::Harness::new(dir.path());
-    let shown = faultmatrix::engine::discover::display_name(&dir.path().join("codes.yaml"));
+    let shown = faultmatrix::engine::discover::display_name(
+        &dir.path().join("codes.yaml"),
+        &std::env::current_dir().unwrap(),
+    );
     let id = format!("{shown}::guardrail::every code is injected by a row or a generated test");
     let all = h.trials(&libtest_mimic::Arguments::default()).unwrap();
     let names: Vec<&str> = all.iter().map(|t| t.name()).collect();
@@ -581,7 +588,10 @@ fn a_registry_that_does_not_load_is_one_failing_trial_named_after_it() {
     );
     let h = faultmatrix::harness::Harness::new(dir.path());
     let trials = h.trials(&libtest_mimic::Arguments::default()).unwrap();
-    let shown = faultmatrix::engine::discover::display_name(&dir.path().join("codes.yaml"));
+    let shown = faultmatrix::engine::discover::display_name(
+        &dir.path().join("codes.yaml"),
+        &std::env::current_dir().unwrap(),
+    );
     let names: Vec<&str> = trials.iter().map(|t| t.name()).collect();
     assert_eq!(names, [shown.as_str()]);
 }

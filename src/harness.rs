@@ -89,15 +89,16 @@ impl Harness {
             .options
             .clone()
             .unwrap_or_else(|| RunOptions::from_env(Env::capture()));
+        let cwd = opts.exec.env.cwd.clone();
         let set = discover::globset(&self.globs)?;
         let files = match (args.exact, args.filter.as_deref()) {
-            (true, Some(name)) => self.exact_file(name, &set)?,
-            _ => discover::find(&self.root, &set).map_err(|e| {
+            (true, Some(name)) => self.exact_file(name, &set, &cwd)?,
+            _ => discover::find(&self.root, &set, &cwd).map_err(|e| {
                 crate::engine::plan::unreadable(&self.root.display().to_string(), &e)
             })?,
         };
         let threads = args.test_threads.unwrap_or_else(discover::default_threads);
-        let loader = Loader::new(self.systems.clone());
+        let loader = Loader::in_dir(self.systems.clone(), cwd.clone());
         let loaded = discover::load_all(&files, &loader, threads);
         let mut trials = Vec::new();
         let mut registries = Vec::new();
@@ -134,7 +135,7 @@ impl Harness {
         if !registries.is_empty() && self.tags.is_empty() {
             if let (true, Some(name)) = (args.exact, args.filter.as_deref()) {
                 if crate::engine::suite::needs_all_matrices(name) {
-                    let all = discover::find(&self.root, &set).map_err(|e| {
+                    let all = discover::find(&self.root, &set, &cwd).map_err(|e| {
                         crate::engine::plan::unreadable(&self.root.display().to_string(), &e)
                     })?;
                     coverage = crate::engine::suite::coverage_of(&all, &loader, threads);
@@ -147,18 +148,23 @@ impl Harness {
         Ok(trials)
     }
 
-    fn exact_file(&self, name: &str, set: &globset::GlobSet) -> Result<Vec<Found>, EngineError> {
+    fn exact_file(
+        &self,
+        name: &str,
+        set: &globset::GlobSet,
+        cwd: &Path,
+    ) -> Result<Vec<Found>, EngineError> {
         let file = name.split("::").next().unwrap_or(name);
         let path = Path::new(file);
         let rel_to_root = path
-            .strip_prefix(discover::display_name(&self.root))
+            .strip_prefix(discover::display_name(&self.root, cwd))
             .ok()
             .map(Path::to_path_buf);
         let matches = path.is_file() && rel_to_root.as_deref().is_some_and(|r| set.is_match(r));
         Ok(if matches {
             vec![Found {
                 path: path.to_path_buf(),
-                display: discover::display_name(path),
+                display: discover::display_name(path, cwd),
             }]
         } else {
             Vec::new()

@@ -118,7 +118,7 @@ pub fn schema(a: &SchemaArgs) -> u8 {
 /// `faultmatrix snapshots`: fails on snapshot files no row names and on
 /// pending `.snap.new` files (not reviewed yet).
 pub fn snapshots(a: &SnapshotsArgs, loader: &Loader) -> u8 {
-    let files = match crate::engine::plan::resolve(&a.paths) {
+    let files = match crate::engine::plan::resolve(&a.paths, &loader.cwd) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");

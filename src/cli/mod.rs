@@ -126,7 +126,7 @@ pub fn main() -> ExitCode {
         }
     };
     let env = Env::capture();
-    let loader = Loader::new(Systems::new());
+    let loader = Loader::in_dir(Systems::new(), env.cwd.clone());
     ExitCode::from(match cli.command {
         Command::Run(a) => cmd_run(&a, &loader, env, Mode::from_env),
         Command::List(a) => cmd_list(&a, &loader),
@@ -146,8 +146,11 @@ pub fn main() -> ExitCode {
 }
 
 /// Resolves path arguments (files, directories, globs) into files.
-pub fn resolve(paths: &[String]) -> Result<Vec<Found>, crate::engine::error::EngineError> {
-    plan::resolve(paths)
+pub fn resolve(
+    paths: &[String],
+    cwd: &std::path::Path,
+) -> Result<Vec<Found>, crate::engine::error::EngineError> {
+    plan::resolve(paths, cwd)
 }
 
 fn selection(a: &SelectArgs) -> Selection {
@@ -159,7 +162,7 @@ fn selection(a: &SelectArgs) -> Selection {
 
 fn cmd_list(a: &SelectArgs, loader: &Loader) -> u8 {
     let threads = a.threads.unwrap_or_else(discover::default_threads);
-    let files = match resolve(&a.paths) {
+    let files = match resolve(&a.paths, &loader.cwd) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
@@ -205,7 +208,7 @@ fn cmd_list(a: &SelectArgs, loader: &Loader) -> u8 {
 
 fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8 {
     let threads = a.select.threads.unwrap_or_else(discover::default_threads);
-    let files = match resolve(&a.select.paths) {
+    let files = match resolve(&a.select.paths, &loader.cwd) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
@@ -260,7 +263,7 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
 
 fn cmd_check(a: &CheckArgs, loader: &Loader) -> u8 {
     let threads = a.threads.unwrap_or_else(discover::default_threads);
-    let files = match resolve(&a.paths) {
+    let files = match resolve(&a.paths, &loader.cwd) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");

@@ -53,12 +53,12 @@ fn skipped_dir(name: &str) -> bool {
 
 /// Files under `root` (a file or directory) matching `set` (relative to
 /// `root` for directories).
-pub fn find(root: &Path, set: &GlobSet) -> std::io::Result<Vec<Found>> {
+pub fn find(root: &Path, set: &GlobSet, cwd: &Path) -> std::io::Result<Vec<Found>> {
     let mut out = Vec::new();
     if root.is_file() {
         out.push(Found {
             path: root.to_path_buf(),
-            display: display_name(root),
+            display: display_name(root, cwd),
         });
         return Ok(out);
     }
@@ -79,7 +79,7 @@ pub fn find(root: &Path, set: &GlobSet) -> std::io::Result<Vec<Found>> {
             let rel = path.strip_prefix(root).unwrap_or(&path);
             if set.is_match(rel) {
                 out.push(Found {
-                    display: display_name(&path),
+                    display: display_name(&path, cwd),
                     path,
                 });
             }

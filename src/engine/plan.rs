@@ -17,7 +17,7 @@ use crate::model::Matrix;
 
 /// Resolves path arguments (files, directories, globs) into matrix and
 /// registry files, sorted; the default is `matrices`.
-pub fn resolve(paths: &[String]) -> Result<Vec<Found>, EngineError> {
+pub fn resolve(paths: &[String], cwd: &Path) -> Result<Vec<Found>, EngineError> {
     let default = ["matrices".to_string()];
     let paths = if paths.is_empty() {
         &default[..]
@@ -29,7 +29,7 @@ pub fn resolve(paths: &[String]) -> Result<Vec<Found>, EngineError> {
     for p in paths {
         let path = Path::new(p);
         if path.exists() {
-            out.extend(discover::find(path, &all).map_err(|e| unreadable(p, &e))?);
+            out.extend(discover::find(path, &all, cwd).map_err(|e| unreadable(p, &e))?);
         } else if p.contains(['*', '?', '[', '{']) {
             // A glob: walk from its literal prefix.
             let base: PathBuf = Path::new(p)
@@ -46,7 +46,7 @@ pub fn resolve(paths: &[String]) -> Result<Vec<Found>, EngineError> {
             } else {
                 base
             };
-            let found = discover::find(&root, &all)
+            let found = discover::find(&root, &all, cwd)
                 .map_err(|e| unreadable(&root.display().to_string(), &e))?;
             out.extend(
                 found

@@ -50,6 +50,8 @@ type Slot = (String, Result<Arc<Registry>, Arc<FileErrors>>);
 #[derive(Debug, Default)]
 pub struct RegistryCache {
     map: Mutex<HashMap<(PathBuf, String), Slot>>,
+    /// The run's working directory (registries are shown relative to it).
+    cwd: PathBuf,
 }
 
 /// `a/b/../c.yaml` as `a/c.yaml`, without touching the file system.
@@ -71,10 +73,10 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// The name a registry file is shown under (relative to the current
-/// directory when below it, `/` separators), the same as discovery's.
-pub fn display(path: &Path) -> String {
-    crate::base::paths::display_name(&normalize(path))
+/// The name a registry file is shown under (relative to `cwd` when below
+/// it, `/` separators), the same as discovery's.
+pub fn display(path: &Path, cwd: &Path) -> String {
+    crate::base::paths::display_name(&normalize(path), cwd)
 }
 
 impl RegistryCache {
@@ -83,9 +85,22 @@ impl RegistryCache {
         Self::default()
     }
 
+    /// An empty cache for a run in this working directory.
+    pub fn in_dir(cwd: PathBuf) -> Self {
+        Self {
+            cwd,
+            ..Self::default()
+        }
+    }
+
+    /// The name a registry file is shown under in this run.
+    pub fn display(&self, path: &Path) -> String {
+        display(path, &self.cwd)
+    }
+
     /// Loads a registry file, parsing it at most once per distinct text.
     pub fn load(&self, path: &Path) -> Result<Arc<Registry>, RegistryError> {
-        let shown = display(path);
+        let shown = self.display(path);
         let text = std::fs::read_to_string(path).map_err(|e| RegistryError {
             file: shown.clone(),
             kind: RegistryErrorKind::Read(e.to_string()),

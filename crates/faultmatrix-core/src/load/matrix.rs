@@ -3,13 +3,13 @@
 //! and its rows.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::ctx::{child, key, syntax_error, Ctx};
 use super::raw::{RawMatrix, RawRow, RawSettings};
-use super::rows::{row_tape, validate_row};
+use super::rows::{row_tape, validate_row, TapePlace};
 use super::settings::apply_settings;
 use crate::base::diag::{did_you_mean, Diagnostic, FileErrors, LoadErrorKind};
 use crate::base::yaml::{self, Pos, Seg, Value};
@@ -27,14 +27,25 @@ pub struct Loader {
     pub systems: Systems,
     /// Registry files parsed once per text.
     pub registries: RegistryCache,
+    /// The run's working directory: paths in messages are shown relative
+    /// to it (empty: as given).
+    pub cwd: PathBuf,
 }
 
 impl Loader {
-    /// A loader for these systems, with an empty registry cache.
+    /// A loader for these systems, with an empty registry cache; paths are
+    /// shown as given.
     pub fn new(systems: Systems) -> Self {
+        Self::in_dir(systems, PathBuf::new())
+    }
+
+    /// A loader for a run in this working directory (the entry points use
+    /// their captured environment's).
+    pub fn in_dir(systems: Systems, cwd: PathBuf) -> Self {
         Self {
             systems,
-            registries: RegistryCache::new(),
+            registries: RegistryCache::in_dir(cwd.clone()),
+            cwd,
         }
     }
 
@@ -167,7 +178,7 @@ fn load_inner(cx: &mut Ctx<'_>, text: &str, dir: Option<&Path>, loader: &Loader)
             match loader.registries.load(&path) {
                 Ok(r) => r,
                 Err(e) => {
-                    registry_load_error(cx, &path, e);
+                    registry_load_error(cx, &loader.registries.display(&path), e);
                     return None;
                 }
             }
@@ -302,7 +313,12 @@ fn load_inner(cx: &mut Ctx<'_>, text: &str, dir: Option<&Path>, loader: &Loader)
             &registry,
             check_stops,
         ) {
-            if let Some(t) = row_tape(cx, tape, record, has_inject, &path, dir, &tape_config) {
+            let place = TapePlace {
+                dir,
+                config: &tape_config,
+                cwd: &loader.cwd,
+            };
+            if let Some(t) = row_tape(cx, tape, record, has_inject, &path, &place) {
                 row.script = Script::Tape(Box::new(t));
             }
             rows.push(row);
@@ -360,8 +376,7 @@ fn load_inner(cx: &mut Ctx<'_>, text: &str, dir: Option<&Path>, loader: &Loader)
 /// One diagnostic on the `registry:` key of a matrix whose registry does
 /// not load; the registry's own errors are reported for its file (by
 /// `faultmatrix check` or as a failing test named after it).
-fn registry_load_error(cx: &mut Ctx<'_>, path: &Path, e: RegistryError) {
-    let shown = crate::load::cache::display(path);
+fn registry_load_error(cx: &mut Ctx<'_>, shown: &str, e: RegistryError) {
     let pos = cx.pos(&[key("registry")]);
     match e.kind {
         RegistryErrorKind::Read(why) => cx.error_at(

@@ -13,6 +13,14 @@ use crate::base::yaml::{Seg, Value};
 use crate::model::registry::Registry;
 use crate::model::{RouteScript, Row, Script, Settings};
 
+/// Where a row's tape is read from: the matrix file's folder, the file's
+/// tape settings, and the run's working directory (for display).
+pub(crate) struct TapePlace<'a> {
+    pub(crate) dir: Option<&'a Path>,
+    pub(crate) config: &'a Arc<crate::model::tape::TapeConfig>,
+    pub(crate) cwd: &'a Path,
+}
+
 /// A row's `tape:` and `record:` keys (see `crate::load::tape`).
 pub(crate) fn row_tape(
     cx: &mut Ctx<'_>,
@@ -20,9 +28,9 @@ pub(crate) fn row_tape(
     record: Option<Value>,
     has_inject: bool,
     path: &[Seg],
-    dir: Option<&Path>,
-    config: &Arc<crate::model::tape::TapeConfig>,
+    place: &TapePlace<'_>,
 ) -> Option<crate::model::tape::TapeRow> {
+    let (dir, config, cwd) = (place.dir, place.config, place.cwd);
     let Some(tape) = tape else {
         if record.is_some() {
             let pos = cx.key_pos(&child(path, key("record")));
@@ -45,7 +53,7 @@ pub(crate) fn row_tape(
         );
         return None;
     }
-    match crate::load::tape::parse_row(&tape, record.as_ref(), path, dir, config) {
+    match crate::load::tape::parse_row(&tape, record.as_ref(), path, dir, config, cwd) {
         Ok(t) => Some(t),
         Err(errors) => {
             for e in errors {

@@ -140,6 +140,7 @@ pub fn parse_row(
     row: &[Seg],
     dir: Option<&Path>,
     config: &Arc<TapeConfig>,
+    cwd: &Path,
 ) -> Result<TapeRow, Vec<YamlError>> {
     let mut tape_path = row.to_vec();
     tape_path.push(key("tape"));
@@ -193,7 +194,7 @@ pub fn parse_row(
         None => Path::new(tape).to_path_buf(),
     };
     Ok(TapeRow {
-        file: crate::base::paths::display_name(&path),
+        file: crate::base::paths::display_name(&path, cwd),
         path,
         written: tape.to_string(),
         record_expect: expect,
@@ -231,8 +232,15 @@ mod tests {
         assert_eq!(e.len(), 2);
         let cfg = Arc::new(TapeConfig::default());
         let row = [key("rows"), Seg::Index(0)];
-        let e =
-            parse_row("t.yaml", Some(&v("expect: [429, later]")), &row, None, &cfg).unwrap_err();
+        let e = parse_row(
+            "t.yaml",
+            Some(&v("expect: [429, later]")),
+            &row,
+            None,
+            &cfg,
+            Path::new(""),
+        )
+        .unwrap_err();
         assert_eq!(yaml::path_text(&e[0].path), "rows[0].record.expect[1]");
         assert!(
             e[0].message.contains("`later` is not an answer shape"),
@@ -244,6 +252,7 @@ mod tests {
             &row,
             Some(Path::new("m")),
             &cfg,
+            Path::new(""),
         )
         .unwrap();
         assert_eq!(ok.record_expect.unwrap(), ["429", "200", "broken"]);
