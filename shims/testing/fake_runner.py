@@ -880,6 +880,7 @@ class WarmParent:
         self.ready = None
         self.spawned = {}  # id -> pid
         self.exited = {}  # id -> (code, signal)
+        self.output = b""  # the parent's own stdout and stderr (the end of it)
 
     def send(self, msg):
         if self.control is not None:
@@ -902,6 +903,7 @@ class FakeRunner:
         self.tokens = itertools.count(1)
         self.warm: WarmParent | None = None
         self.learned = set()  # modules rows imported that a warm parent can preload
+        self.sent_preload = set()
 
     # -- plumbing --------------------------------------------------------------------
 
@@ -935,13 +937,25 @@ class FakeRunner:
 
     def close(self):
         if self.warm is not None:
+            for stream in (self.warm.proc.stdout, self.warm.proc.stderr):
+                self.unregister(stream)
             self.warm.send({"op": "shutdown"})
             try:
                 self.warm.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 os.killpg(self.warm.proc.pid, signal.SIGKILL)
                 self.warm.proc.wait()
+            self.warm.proc.stdout.close()
+            self.warm.proc.stderr.close()
             self.warm = None
+        for key in list(self.sel.get_map().values()):
+            obj = key.fileobj
+            self.unregister(obj)
+            if obj is not self.ls:
+                try:
+                    obj.close()
+                except OSError:
+                    pass
         self.ls.close()
         self.sel.close()
 
@@ -963,6 +977,15 @@ class FakeRunner:
                     row.flush(obj)
             elif kind == "pipe":
                 self.read_pipe(row, obj)
+            elif kind == "warm-pipe":
+                try:
+                    chunk = os.read(obj.fileno(), 65536)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    self.unregister(obj)
+                elif self.warm is not None:
+                    self.warm.output = (self.warm.output + chunk)[-65536:]
 
     def accept_control(self):
         while True:
@@ -1064,6 +1087,8 @@ class FakeRunner:
         w = self.warm
         if op == "ready":
             w.ready = msg
+        elif op == "preloaded":
+            w.preloaded = msg.get("modules")
         elif op == "spawned":
             w.spawned[msg["id"]] = msg["pid"]
             row = self.rows.get(msg["id"])
@@ -1102,12 +1127,15 @@ class FakeRunner:
         proc = subprocess.Popen(command, env=full, cwd=cwd, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         self.warm = WarmParent(self, proc)
+        for stream in (proc.stdout, proc.stderr):
+            self.sel.register(stream, selectors.EVENT_READ, ("warm-pipe", None, stream))
         self.warm_command = (list(command), dict(env or {}), cwd)
         t0 = time.monotonic()
         while self.warm.ready is None:
             self.step(0.05)
             if proc.poll() is not None:
-                raise RuntimeError(f"the warm parent exited with {proc.returncode}: {proc.stderr.read().decode()}")
+                raise RuntimeError(f"the warm parent exited with {proc.returncode}: "
+                                   f"{self.warm.output.decode(errors='replace')}")
             if time.monotonic() - t0 > CONNECT_REAL_S:
                 raise RuntimeError("the warm parent did not become ready")
         return self.warm.ready
@@ -1175,6 +1203,10 @@ class FakeRunner:
                 self.unregister(s)
                 s.close()
         self.rows.pop(row.token, None)
+        if self.warm is not None and self.learned - self.sent_preload:
+            new = sorted(self.learned - self.sent_preload)
+            self.sent_preload.update(new)
+            self.warm.send({"op": "preload", "modules": new})
 
 
 def shim_env(env: dict) -> dict:

@@ -359,6 +359,65 @@ class PythonShim(RunnerCase):
                                         "(the row's `system.timeout`)"])
 
 
+class WarmMode(RunnerCase):
+    """A warm parent imports the program once and forks a child per row."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.tmp = tempfile.mkdtemp(prefix="fm-warm-test-")
+        write_script(cls.tmp, "localmod.py", """
+            import os
+            ROW_AT_IMPORT = os.environ.get("FAULTMATRIX_ROW")
+            """)
+        cls.script = write_script(cls.tmp, "client.py", """
+            import http.client, json, os, random, sys, time, urllib.parse
+            import localmod
+            mode = os.environ.get("FM_MODE", "ok")
+            if mode == "raise":
+                raise RuntimeError("boom")
+            u = urllib.parse.urlparse(os.environ["FAULTMATRIX_URL_API"])
+            c = http.client.HTTPConnection(u.hostname, u.port, timeout=5)
+            c.request("GET", "/"); status = c.getresponse().status
+            time.sleep(float(os.environ.get("FM_SLEEP", "0")))
+            print("to stderr", file=sys.stderr)
+            print(json.dumps({"outcome": "success", "row": os.environ["FAULTMATRIX_ROW"],
+                              "local": localmod.ROW_AT_IMPORT, "t": time.monotonic() - 1000,
+                              "r": random.random(), "status": status, "pid": os.getpid()}))
+            sys.exit(int(os.environ.get("FM_EXIT", "0")))
+            """)
+        cls.ready = cls.runner.start_warm([PY, cls.script], cwd=cls.tmp)
+
+    def test_the_parent_preloads_imports_from_outside_the_programs_directory(self):
+        self.assertIn("http.client", self.ready["preloaded"])
+        self.assertIn("urllib.parse", self.ready["preloaded"])
+        self.assertNotIn("localmod", self.ready["preloaded"])  # it could read the row's environment
+
+    def test_each_child_has_its_own_clock_environment_draws_and_output(self):
+        seen = []
+        for i, (sleep, draw) in enumerate([("5", 0.25), ("0", 0.75), ("1.5", 0.5)]):
+            res = self.row([], {"api": [200]}, jitter=[draw], env={"FM_SLEEP": sleep}, warm=True, name=f"warm row {i}")
+            self.assertClean(res)
+            r = res.result
+            self.assertEqual(r["row"], f"warm row {i}")
+            self.assertEqual(r["local"], f"warm row {i}")
+            self.assertEqual(r["t"], float(sleep))  # every row's clock starts at 0
+            self.assertEqual(r["r"], draw)
+            self.assertEqual(res.stderr, "to stderr\n")
+            self.assertEqual(res.exit_code, 0)
+            seen.append(r["pid"])
+        self.assertEqual(len(set(seen)), 3)
+
+    def test_exit_status_and_uncaught_exceptions_are_the_programs(self):
+        res = self.row([], {"api": [200]}, env={"FM_EXIT": "3"}, warm=True)
+        self.assertEqual(res.exit_code, 3)
+        self.assertEqual(res.result["outcome"], "success")
+        res = self.row([], {}, env={"FM_MODE": "raise"}, warm=True)
+        self.assertEqual(res.exit_code, 1)
+        self.assertIn("RuntimeError: boom", res.stderr)
+        self.assertIn("client.py", res.stderr)
+
+
 class Installation(unittest.TestCase):
     """The shim is installed by the environment only, and only acts when asked."""
 
