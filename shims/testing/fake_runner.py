@@ -1149,13 +1149,13 @@ class FakeRunner:
             self.sel.register(ls, selectors.EVENT_READ, ("listener", row, ls))
         if warm:
             base_env = dict(self.warm_command[1])
-            env = shim_env(dict(os.environ, **base_env, **spec.env))
+            env = shim_env({**os.environ, **base_env, **spec.env})
             env.update(row.env())
             row.warm_id = token
             row.out_open = 2
             self.warm.send({"op": "spawn", "id": token, "env": env})
         else:
-            env = shim_env(dict(os.environ, **spec.env))
+            env = shim_env({**os.environ, **spec.env})
             env.update(row.env())
             row.proc = subprocess.Popen(command, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
