@@ -336,7 +336,7 @@ class RowResult:
     stdout: str
     stderr: str
     failures: list
-    elapsed_ns: int | None  # virtual time when the client exited
+    elapsed_ns: int | None  # virtual time the client returned: printed its JSON result, else exited
     real_ms: float  # from the client's hello to its exit
     row_ms: float  # from the client's first request to its exit: the row's own real time
     start_ms: float  # from spawning to hello (interpreter start-up, imports)
@@ -400,6 +400,7 @@ class RowRun:
         self.mismatch_since = None
         self.failures = []
         self.stdout = bytearray()
+        self.stdout_times = []  # (end offset, virtual time it was read)
         self.stderr = bytearray()
         self.out_open = 2  # stdout and stderr still open
         self.exit_code = None
@@ -422,7 +423,7 @@ class RowRun:
             "op": "welcome",
             "v": 1,
             "now_ns": 0,
-            "wall_start_ns": self.spec.wall_start_ns,
+            "wall_start_ns": str(self.spec.wall_start_ns),  # a string: exact in every language
             "monotonic_origin_ns": MONOTONIC_ORIGIN_NS,
             "jitter": jitter,
             "fixtures": [u[len("http://"):] for u in self.urls.values()],
@@ -466,6 +467,31 @@ class RowRun:
                 pass
             if self.runner.warm is not None:
                 self.runner.warm.send({"op": "kill", "id": self.warm_id, "signal": signal.SIGKILL})
+
+    # -- the client's output -----------------------------------------------------
+
+    def output(self, stream: str, chunk: bytes):
+        """Output, dated: the JSON result's virtual time is the row's return."""
+        if stream == "stdout":
+            self.stdout_times.append((len(self.stdout) + len(chunk), self.now))
+            self.stdout.extend(chunk)
+        else:
+            self.stderr.extend(chunk)
+
+    def drain_output(self):
+        """Reads what the client has printed before the clock moves."""
+        for key in list(self.runner.sel.get_map().values()):
+            kind, row, obj = key.data
+            if row is self and kind == "pipe":
+                self.runner.read_pipe(self, obj)
+            elif kind == "control" and obj.row is self and obj.kind == "attach":
+                self.runner.read_control(obj)
+
+    def time_of_offset(self, offset: int) -> int | None:
+        for end, t in self.stdout_times:
+            if end >= offset:
+                return t
+        return None
 
     # -- the fixture server ------------------------------------------------------
 
@@ -700,6 +726,7 @@ class RowRun:
         self.block_outstanding = True
         self.draws = max(self.draws, int(msg.get("draws", 0)))
         self.drain_fixtures()
+        self.drain_output()
         problem = self.mismatch(msg.get("conns", []))
         if self.stopped:
             return
@@ -809,14 +836,23 @@ class RowRun:
         stdout = self.stdout.decode(errors="replace")
         stderr = self.stderr.decode(errors="replace")
         result = None
-        for line in reversed(stdout.splitlines()):
-            line = line.strip()
-            if line.startswith("{"):
+        returned_ns = self.exit_now
+        raw = bytes(self.stdout)
+        end = len(raw)
+        for line in reversed(raw.splitlines(keepends=True)):
+            start = end - len(line)
+            text = line.decode(errors="replace").strip()
+            if text.startswith("{"):
                 try:
-                    result = json.loads(line)
+                    result = json.loads(text)
                 except ValueError:
+                    end = start
                     continue
+                t = self.time_of_offset(end)
+                if t is not None:
+                    returned_ns = t
                 break
+            end = start
         if result is not None:
             success = result.get("outcome") == "success"
         else:
@@ -854,7 +890,7 @@ class RowRun:
         end = self.exit_real or time.monotonic()
         row_ms = ((end - self.first_request_real) * 1000) if self.first_request_real else 0.0
         return RowResult(self.spec.name, calls, trace, result, self.exit_code, stdout, stderr,
-                         list(self.failures), self.exit_now, real_ms, row_ms, start_ms, self.rounds, self.busy, self.draws)
+                         list(self.failures), returned_ns, real_ms, row_ms, start_ms, self.rounds, self.busy, self.draws)
 
 
 # -- the runner ---------------------------------------------------------------------
@@ -1014,7 +1050,7 @@ class FakeRunner:
                 self.warm.control = None
             return
         if c.kind == "attach":
-            (c.row.stdout if c.stream == "stdout" else c.row.stderr).extend(chunk)
+            c.row.output(c.stream, chunk)
             return
         c.buf += chunk
         while True:
@@ -1033,7 +1069,7 @@ class FakeRunner:
             if c.kind == "attach":
                 # The rest of the buffer is the stream's first bytes.
                 if c.buf:
-                    (c.row.stdout if c.stream == "stdout" else c.row.stderr).extend(c.buf)
+                    c.row.output(c.stream, bytes(c.buf))
                     c.buf.clear()
                 return
 
@@ -1063,7 +1099,7 @@ class FakeRunner:
                     return
                 c.kind = "warm"
                 self.warm.control = c
-                self.send(c, {"op": "welcome", "v": 1, "now_ns": 0, "wall_start_ns": DEFAULT_WALL_START_NS,
+                self.send(c, {"op": "welcome", "v": 1, "now_ns": 0, "wall_start_ns": str(DEFAULT_WALL_START_NS),
                               "monotonic_origin_ns": MONOTONIC_ORIGIN_NS, "jitter": {"seed": 0},
                               "fixtures": [], "stall_ms": STALL_MS, "heartbeat_ms": HEARTBEAT_MS})
                 return
@@ -1104,15 +1140,21 @@ class FakeRunner:
 
     def read_pipe(self, row: RowRun, which: str):
         stream = row.proc.stdout if which == "stdout" else row.proc.stderr
-        try:
-            chunk = os.read(stream.fileno(), 65536)
-        except OSError:
-            chunk = b""
-        if not chunk:
-            self.unregister(stream)
-            row.out_open -= 1
+        if stream.closed:
             return
-        (row.stdout if which == "stdout" else row.stderr).extend(chunk)
+        while True:
+            try:
+                chunk = os.read(stream.fileno(), 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.unregister(stream)
+                stream.close()
+                row.out_open -= 1
+                return
+            row.output(which, chunk)
 
     # -- rows ----------------------------------------------------------------------------
 
@@ -1159,6 +1201,8 @@ class FakeRunner:
             env.update(row.env())
             row.proc = subprocess.Popen(command, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+            os.set_blocking(row.proc.stdout.fileno(), False)
+            os.set_blocking(row.proc.stderr.fileno(), False)
             self.sel.register(row.proc.stdout, selectors.EVENT_READ, ("pipe", row, "stdout"))
             self.sel.register(row.proc.stderr, selectors.EVENT_READ, ("pipe", row, "stderr"))
         try:
@@ -1201,7 +1245,8 @@ class FakeRunner:
         if row.proc is not None:
             for s in (row.proc.stdout, row.proc.stderr):
                 self.unregister(s)
-                s.close()
+                if not s.closed:
+                    s.close()
         self.rows.pop(row.token, None)
         if self.warm is not None and self.learned - self.sent_preload:
             new = sorted(self.learned - self.sent_preload)
