@@ -308,6 +308,8 @@ class Call:
     headers: dict = field(default_factory=dict)
     body_size: int = 0
     answer_body: bytes | None = None
+    model: str | None = None
+    stream: bool = False
 
 
 @dataclass
@@ -411,6 +413,7 @@ class RowRun:
         self.rounds = 0
         self.busy = 0
         self.stopped = False
+        self.ending = None  # "aborted" | "hung" when the runner stopped the command
         self.proc = None  # one process per row
         self.warm_id = None
         self.pid = None
@@ -446,9 +449,13 @@ class RowRun:
 
     # -- failing ----------------------------------------------------------------
 
-    def fail(self, message: str):
+    def fail(self, message: str, ending: str = "aborted"):
+        """Fails the row and stops the command; its last call's decision
+        becomes `aborted` (the harness stopped it) or `hung` (a limit)."""
         if message not in self.failures:
             self.failures.append(message)
+        if self.ending is None:
+            self.ending = ending
         self.stop()
 
     def stop(self):
@@ -583,6 +590,13 @@ class RowRun:
         self.first_request_seen = True
         attempt = sum(1 for k in self.calls if k.route == c.route) + 1
         call = Call(c.route, attempt, self.now, method=method, path=target, headers=headers, body_size=len(body))
+        try:
+            doc = json.loads(body) if body else None
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict):
+            call.model = doc.get("model") if isinstance(doc.get("model"), str) else None
+            call.stream = doc.get("stream") is True
         self.calls.append(call)
         entry = self.cursors[c.route].next()
         close = headers.get("connection", "").lower() == "close"
@@ -751,7 +765,8 @@ class RowRun:
                 self.now = limit
                 self.fail(
                     f"the command was still running after {format_duration(limit)} of virtual time "
-                    f"(the row's `{key}`){self.waiting_on()}"
+                    f"(the row's `{key}`){self.waiting_on()}",
+                    ending="hung",
                 )
                 return
             self.now = max(self.now, t)
@@ -880,8 +895,8 @@ class RowRun:
                 wait = nxt.start_ns - end
                 if wait:
                     line += f" wait={format_duration(wait)}"
-            elif self.stopped and self.failures and self.exit_code is None:
-                line += " hung"
+            elif self.ending is not None:
+                line += f" {self.ending}"
             else:
                 line += " return" if success else " fail"
             trace.append(line)
@@ -971,19 +986,29 @@ class FakeRunner:
             except OSError:
                 pass
 
+    def stop_warm(self):
+        w = self.warm
+        for stream in (w.proc.stdout, w.proc.stderr):
+            self.unregister(stream)
+        w.send({"op": "shutdown"})
+        try:
+            w.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(w.proc.pid, signal.SIGKILL)
+            w.proc.wait()
+        if w.control is not None:
+            self.unregister(w.control.sock)
+            w.control.sock.close()
+        w.proc.stdout.close()
+        w.proc.stderr.close()
+        self.warm = None
+        self.warm_key = None
+        self.sent_preload = set()
+        self.learned = set()
+
     def close(self):
         if self.warm is not None:
-            for stream in (self.warm.proc.stdout, self.warm.proc.stderr):
-                self.unregister(stream)
-            self.warm.send({"op": "shutdown"})
-            try:
-                self.warm.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.warm.proc.pid, signal.SIGKILL)
-                self.warm.proc.wait()
-            self.warm.proc.stdout.close()
-            self.warm.proc.stderr.close()
-            self.warm = None
+            self.stop_warm()
         for key in list(self.sel.get_map().values()):
             obj = key.fileobj
             self.unregister(obj)
@@ -1314,6 +1339,11 @@ def check_row(row: dict, res: RowResult) -> list:
     if "trace" in expect:
         want = expect["trace"]
         want = [l.strip() for l in (want.splitlines() if isinstance(want, str) else want) if l.strip()]
+        got = list(res.trace)
+        for i, w in enumerate(want):  # observed lines shaped like the expected ones
+            if i < len(got) and " at=" in w:
+                got[i] += f" at={format_duration(res.calls[i].start_ns)}"
+        res.trace = got
         if want != res.trace:
             diff = ["trace differs (- expected, + observed):"]
             for i in range(max(len(want), len(res.trace))):
@@ -1337,51 +1367,101 @@ def check_row(row: dict, res: RowResult) -> list:
     if "error" in expect and "code" in (expect["error"] or {}):
         if r.get("code") != expect["error"]["code"]:
             problems.append(f"error.code: expected {expect['error']['code']}, observed {r.get('code')}")
+    problems += check_requests(expect.get("requests") or {}, res.calls)
     if "elapsed" in expect and res.elapsed_ns is not None:
-        if format_duration(res.elapsed_ns) != str(expect["elapsed"]) and parse_duration(expect["elapsed"]) != res.elapsed_ns:
+        if parse_duration(expect["elapsed"]) != res.elapsed_ns:
             problems.append(f"elapsed: expected {expect['elapsed']}, observed {format_duration(res.elapsed_ns)}")
     return problems
 
 
-def run_matrix(path: str, warm: bool, only: str | None = None, expect_fail: bool = False) -> int:
-    doc, rows = load_matrix(path)
-    system = doc.get("system") or {}
-    command = [expand_vars(a) for a in system["command"]]
-    cwd = os.path.join(os.path.dirname(os.path.abspath(path)), system.get("cwd", ""))
+def check_requests(spec: dict, calls: list) -> list:
+    """`expect.requests` (docs/over-the-wire.md, "Request assertions")."""
+    problems = []
+    for key, want in spec.items():
+        chosen = [(i, c) for i, c in enumerate(calls)
+                  if key == "*" or f"{c.route}{c.attempt}" == key or f"{c.route}#{c.attempt}" == key]
+        for name, value in (want.get("headers") or {}).items():
+            name = name.lower()
+            seen = [c.headers.get(name) for _, c in chosen]
+            for (i, c), v in zip(chosen, seen):
+                label = f"{c.route}{c.attempt}"
+                if value == "$present" and v is None:
+                    problems.append(f"{label}: header {name} is absent, expected present")
+                elif value == "$absent" and v is not None:
+                    problems.append(f"{label}: header {name} is {v!r}, expected absent")
+                elif value == "$retries" and v != str(i):
+                    problems.append(f"{label}: header {name} is {v!r}, expected {i} (the calls before it)")
+                elif not str(value).startswith("$") and v != str(value):
+                    problems.append(f"{label}: header {name} is {v!r}, expected {value!r}")
+            if value == "$same" and (None in seen or len(set(seen)) > 1):
+                problems.append(f"header {name} differs between calls or is missing: {seen}")
+        for field_name in ("method", "path", "model", "stream"):
+            if field_name in want:
+                for _, c in chosen:
+                    if getattr(c, field_name) != want[field_name]:
+                        problems.append(f"{c.route}{c.attempt}: {field_name} is {getattr(c, field_name)!r}, "
+                                        f"expected {want[field_name]!r}")
+    return problems
+
+
+def run_matrix(paths: list, warm: bool, only: str | None = None, expect_fail: bool = False) -> int:
+    """Runs every row of the files; with `warm`, one warm parent serves all
+    files that share a command and directory (a child takes its row's whole
+    environment, so files whose `system.env` differ can share it)."""
     runner = FakeRunner()
-    failed = 0
+    failed = total = 0
     t_all = time.monotonic()
+    row_ms = []
     try:
-        if warm:
-            ready = runner.start_warm(command, cwd=cwd)
-            print(f"# warm parent ready: preloaded {', '.join(ready.get('preloaded', []))} "
-                  f"in {ready.get('import_ns', 0) / 1e6:.0f} ms")
-        for row in rows:
-            if only and row["name"] != only:
+        for path in paths:
+            doc, rows = load_matrix(path)
+            system = doc.get("system") or {}
+            if system.get("clock", "virtual") != "virtual":
+                print(f"# {path}: `clock: {system.get('clock')}` rows need the real-clock runner; skipped")
                 continue
-            if row.get("ignore"):
-                print(f"ignored  {row['name']}: {row['ignore']}")
-                continue
-            spec = row_spec(doc, row, path)
-            res = runner.run_row(spec, command, cwd=cwd, warm=warm)
-            problems = check_row(row, res)
-            status = "ok" if not problems else "FAILED"
-            if problems:
-                failed += 1
-            print(f"{status:6} {row['name']}  (real: {res.row_ms:.0f} ms from the first request, "
-                  f"{res.real_ms:.0f} ms from hello, {res.start_ms:.0f} ms start-up; {res.rounds} clock steps)")
-            if problems or os.environ.get("FM_VERBOSE"):
-                for line in res.trace:
-                    print(f"         {line}")
-                for p in problems:
-                    print("       " + p.replace("\n", "\n       "))
-                if problems and res.stderr.strip():
-                    print("       stderr: " + res.stderr.strip()[-800:].replace("\n", "\n       "))
+            command = [expand_vars(a) for a in system["command"]]
+            cwd = os.path.join(os.path.dirname(os.path.abspath(path)), system.get("cwd", ""))
+            if warm:
+                key = (tuple(command), os.path.realpath(cwd))
+                if getattr(runner, "warm_key", None) != key:
+                    if runner.warm is not None:
+                        runner.stop_warm()
+                    t0 = time.monotonic()
+                    ready = runner.start_warm(command, cwd=cwd)
+                    runner.warm_key = key
+                    print(f"# warm parent for {' '.join(command)}: preloaded {', '.join(ready.get('preloaded', []))} "
+                          f"in {time.monotonic() - t0:.2f} s")
+            print(f"# {path}")
+            for row in rows:
+                if only and row["name"] != only:
+                    continue
+                if row.get("ignore"):
+                    print(f"ignored  {row['name']}: {row['ignore']}")
+                    continue
+                total += 1
+                spec = row_spec(doc, row, path)
+                res = runner.run_row(spec, command, cwd=cwd, warm=warm)
+                problems = check_row(row, res)
+                row_ms.append(res.row_ms)
+                status = "ok" if not problems else "FAILED"
+                if problems:
+                    failed += 1
+                print(f"{status:6} {row['name']}  (real: {res.row_ms:.0f} ms from the first request, "
+                      f"{res.real_ms:.0f} ms from hello, {res.start_ms:.0f} ms start-up; {res.rounds} clock steps)")
+                if problems or os.environ.get("FM_VERBOSE"):
+                    for line in res.trace:
+                        print(f"         {line}")
+                    for p in problems:
+                        print("       " + p.replace("\n", "\n       "))
+                    if problems and res.stderr.strip() and not expect_fail:
+                        print("       stderr: " + res.stderr.strip()[-800:].replace("\n", "\n       "))
     finally:
         runner.close()
-    print(f"# {path}: {failed} failed, real {time.monotonic() - t_all:.2f} s")
+    med = sorted(row_ms)[len(row_ms) // 2] if row_ms else 0
+    print(f"# {total} rows, {failed} failed; real {time.monotonic() - t_all:.2f} s "
+          f"(median {med:.0f} ms per row from its first request)")
     if expect_fail:
-        return 0 if failed else 1
+        return 0 if failed == total and total else 1
     return 1 if failed else 0
 
 
@@ -1400,13 +1480,13 @@ def main(argv=None) -> int:
     run.add_argument("--env", action="append", default=[], metavar="K=V")
     run.add_argument("command", nargs=argparse.REMAINDER)
     mx = sub.add_parser("matrix", help="run a matrix file's rows and compare with their expectations")
-    mx.add_argument("path")
+    mx.add_argument("paths", nargs="+")
     mx.add_argument("--warm", action="store_true", help="fork rows from a warm parent (Python)")
     mx.add_argument("--row")
-    mx.add_argument("--expect-fail", action="store_true", help="succeed only if some row fails (wrong clients)")
+    mx.add_argument("--expect-fail", action="store_true", help="succeed only if every row fails (wrong clients)")
     a = p.parse_args(argv)
     if a.cmd == "matrix":
-        return run_matrix(a.path, a.warm, a.row, a.expect_fail)
+        return run_matrix(a.paths, a.warm, a.row, a.expect_fail)
     routes = {}
     for r in a.route:
         name, _, script = r.partition("=")

@@ -17,7 +17,7 @@ import atexit
 import os
 import sys
 
-from . import _channel, _patch_asyncio, _patch_socket, _patch_time, _watchdog
+from . import _channel, _clock, _patch_asyncio, _patch_socket, _patch_time, _watchdog
 from ._clock import CLOCK, PROTOCOL_VERSIONS, SHIM_VERSION
 
 __all__ = ["CLOCK", "PROTOCOL_VERSIONS", "SHIM_VERSION", "activate_from_environment"]
@@ -52,6 +52,8 @@ def _imported_since_start():
 
 
 def _at_exit():
+    if _clock.DEBUG:
+        _clock.debug("exit")
     if CLOCK.channel is not None and not CLOCK.dead:
         CLOCK.channel.try_send({"op": "exit", "draws": CLOCK.jitter.used, "imported": _imported_since_start()})
 
@@ -66,6 +68,7 @@ def _forked_child_of_row():
 def activate_row(address, token):
     """Connects this process as a row's client and starts its watchdog."""
     global _baseline_modules
+    _clock.DEBUG = os.environ.get("FAULTMATRIX_CLOCK_DEBUG") == "1"  # a warm child's own environment
     CLOCK.connect(address, "row", token)
     _patch_socket.REGISTRY.forget_all()
     _baseline_modules = set(sys.modules)

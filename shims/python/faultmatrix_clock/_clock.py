@@ -28,6 +28,14 @@ REAL = {
 }
 
 NS = 1_000_000_000
+DEBUG = os.environ.get("FAULTMATRIX_CLOCK_DEBUG") == "1"
+_T0 = _time.monotonic()
+
+
+def debug(text):
+    """FAULTMATRIX_CLOCK_DEBUG=1: a line per clock step on stderr, with the
+    real time since the shim started."""
+    os.write(2, f"[fm-clock {os.getpid()} +{(_time.monotonic() - _T0) * 1000:.1f}ms] {text}\n".encode())
 
 
 def seconds_to_ns(seconds):
@@ -215,8 +223,12 @@ class Clock:
                     "conns": self.sockets.report() if self.sockets else [],
                     "draws": self.jitter.used,
                 }
+                if DEBUG:
+                    debug(f"block {on} deadline={deadline_ns} conns={message['conns']}")
                 self.channel.send(message)
                 reply = self.channel.recv()
+                if DEBUG:
+                    debug(f"{reply['op']} now={reply.get('now_ns')} woke={reply.get('woke')}")
                 op = reply["op"]
                 if reply.get("seq") != self.seq:
                     _channel.fail(f"the runner answered block {self.seq} with seq {reply.get('seq')!r}")
