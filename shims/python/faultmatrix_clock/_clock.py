@@ -29,13 +29,14 @@ REAL = {
 
 NS = 1_000_000_000
 DEBUG = os.environ.get("FAULTMATRIX_CLOCK_DEBUG") == "1"
-_T0 = _time.monotonic()
+_REAL_MONOTONIC = _time.monotonic  # captured before any patch
+_T0 = _REAL_MONOTONIC()
 
 
 def debug(text):
     """FAULTMATRIX_CLOCK_DEBUG=1: a line per clock step on stderr, with the
     real time since the shim started."""
-    os.write(2, f"[fm-clock {os.getpid()} +{(_time.monotonic() - _T0) * 1000:.1f}ms] {text}\n".encode())
+    os.write(2, f"[fm-clock {os.getpid()} +{(_REAL_MONOTONIC() - _T0) * 1000:.1f}ms] {text}\n".encode())
 
 
 def seconds_to_ns(seconds):
