@@ -210,6 +210,47 @@ class AnthropicSync(RunnerCase):
                          [(0, 3_000_000_000), (3_500_000_000, 6_000_000_000)])
 
 
+class AnyioOnAsyncio(RunnerCase):
+    """anyio (installed with the SDKs) on the asyncio backend, without an SDK."""
+
+    def test_sleep_move_on_after_fail_after_and_a_socket_read_with_a_deadline(self):
+        py = require(sdk_python(), "the SDK venv")
+        tmp = tempfile.mkdtemp(prefix="fm-anyio-")
+        script = write_script(tmp, "anyio_client.py", """
+            import json, os, urllib.parse
+            import anyio, anyio.to_thread
+            u = urllib.parse.urlparse(os.environ["FAULTMATRIX_URL_API"])
+
+            async def main():
+                t = anyio.current_time
+                t0 = t(); out = {}
+                await anyio.sleep(2.5)
+                out["sleep"] = t() - t0
+                with anyio.move_on_after(1.25):
+                    await anyio.sleep(100)
+                out["move_on_after"] = t() - t0
+                out["thread"] = await anyio.to_thread.run_sync(lambda: sum(range(10000)))
+                out["after_thread"] = t() - t0
+                stream = await anyio.connect_tcp(u.hostname, u.port)
+                await stream.send(b"GET / HTTP/1.1\\r\\nhost: x\\r\\n\\r\\n")
+                try:
+                    with anyio.fail_after(3):
+                        await stream.receive()
+                except TimeoutError:
+                    out["fail_after"] = t() - t0
+                await stream.aclose()
+                return out
+
+            print(json.dumps({"outcome": "success", **anyio.run(main)}))
+            """)
+        res = self.row([py, script], {"api": [{"status": 200, "latency": "1m"}]})
+        self.assertClean(res)
+        self.assertEqual(res.result, {"outcome": "success", "sleep": 2.5, "move_on_after": 3.75,
+                                      "thread": 49995000, "after_thread": 3.75, "fail_after": 6.75})
+        self.assertEqual([(c.start_ns, c.end_ns, c.outcome) for c in res.calls],
+                         [(3_750_000_000, 6_750_000_000, "timeout")])
+
+
 class RealTimeBlockingWithAnSDK(RunnerCase):
     def test_an_unshimmed_wait_between_two_sdk_calls_fails_the_row(self):
         py = require(sdk_python(), "the SDK venv")
