@@ -188,6 +188,23 @@ class PythonShim(RunnerCase):
         self.assertTrace(res, "api1 timeout TIMEOUT fail")
         self.assertEqual(res.calls[0].end_ns, 2_500_000_000)  # the server saw the close at 2.5 s
 
+    def test_recv_into_with_a_small_buffer_waits_virtually_too(self):
+        res, r = self.run_json(
+            """
+            import json, os, socket, time, urllib.parse
+            u = urllib.parse.urlparse(os.environ["FAULTMATRIX_URL_API"])
+            s = socket.create_connection((u.hostname, u.port), timeout=5)
+            s.sendall(b"GET /x HTTP/1.1\\r\\nhost: x\\r\\n\\r\\n")
+            buf = bytearray(64)  # 64 has the bit of MSG_DONTWAIT: nbytes must not be read as flags
+            n = s.recv_into(buf, 64)
+            print(json.dumps({"outcome": "success", "got": bytes(buf[:n]).split(b"\\r\\n")[0].decode(),
+                              "t": time.monotonic() - 1000}))
+            """,
+            {"api": [{"status": 204, "latency": "750ms"}]},
+        )
+        self.assertEqual(r["got"], "HTTP/1.1 204 No Content")
+        self.assertEqual(r["t"], 0.75)
+
     def test_a_server_that_never_answers_hits_the_timeout(self):
         res, r = self.run_json(self.SOCKET_CLIENT.format(timeout=30), {"api": ["timeout"]})
         self.assertEqual(r["after"], 30)

@@ -215,14 +215,14 @@ def _after_read(conn, n, nbytes_asked):
         conn.eof = True
 
 
-def _reader(name, size_of):
+def _reader(name, size_of, flags_at):
     real = _REAL[name]
 
     def method(self, *args, **kwargs):
         conn = REGISTRY.by_sock.get(self)
         if conn is None:
             return real(self, *args, **kwargs)
-        flags = args[1] if len(args) > 1 else kwargs.get("flags", 0)
+        flags = args[flags_at] if len(args) > flags_at else kwargs.get("flags", 0)
         if not flags & socket.MSG_DONTWAIT:
             _wait_readable(self, conn)
         try:
@@ -322,10 +322,11 @@ def patch_socket():
     CLOCK.sockets = REGISTRY
     _S.connect = connect
     _S.connect_ex = connect_ex
-    _S.recv = _reader("recv", _size_recv)
-    _S.recvfrom = _reader("recvfrom", _size_recvfrom)
-    _S.recv_into = _reader("recv_into", _size_recv_into)
-    _S.recvfrom_into = _reader("recvfrom_into", _size_recvfrom_into)
+    # recv(bufsize, flags), recv_into(buffer, nbytes, flags): where flags sits.
+    _S.recv = _reader("recv", _size_recv, 1)
+    _S.recvfrom = _reader("recvfrom", _size_recvfrom, 1)
+    _S.recv_into = _reader("recv_into", _size_recv_into, 2)
+    _S.recvfrom_into = _reader("recvfrom_into", _size_recvfrom_into, 2)
     _S.send = send
     _S.sendall = sendall
     _S.sendto = sendto
