@@ -1,0 +1,100 @@
+"""The system under test for the openai Python matrices on the virtual clock:
+the official openai SDK (openai==3.57.0), used as a service would use it,
+pointed at faultmatrix's fixture server. Unchanged by the clock: the shim is
+installed by the environment (PYTHONPATH=shims/python, FAULTMATRIX_CLOCK).
+
+faultmatrix sets FAULTMATRIX_URL_API (the route `api`); the SDK is given it
+as base_url and nothing else changes. The SDK's retry loop is the thing
+tested: this file only reports how the call ended, as one JSON line.
+
+Settings (from the matrix's `system.env`):
+  OPENAI_MAX_RETRIES  unset: the SDK default (DEFAULT_MAX_RETRIES = 2)
+  OPENAI_TIMEOUT      seconds per attempt (default 5)
+  FM_STREAM           "1": stream=True and read the events
+  FM_ASYNC            "1": the AsyncOpenAI client under asyncio
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+try:
+    import openai
+except ImportError:
+    print("openai is not installed: pip install -r shims/requirements.txt", file=sys.stderr)
+    sys.exit(3)
+
+
+def settings():
+    kwargs = {
+        "base_url": os.environ["FAULTMATRIX_URL_API"] + "/v1",
+        "api_key": "sk-test-not-a-real-key",
+        "timeout": float(os.environ.get("OPENAI_TIMEOUT", "5")),
+    }
+    if "OPENAI_MAX_RETRIES" in os.environ:
+        kwargs["max_retries"] = int(os.environ["OPENAI_MAX_RETRIES"])
+    return kwargs
+
+
+REQUEST = {
+    "model": "gpt-4o-mini",
+    "messages": [{"role": "user", "content": "ping"}],
+}
+
+
+def headers():
+    return {"x-request-id": os.environ.get("FAULTMATRIX_REQUEST_ID", "")}
+
+
+def ending(err):
+    if isinstance(err, openai.APIStatusError):
+        return {"outcome": "error", "stop": "status-error", "code": f"HTTP_{err.status_code}"}
+    if isinstance(err, openai.APITimeoutError):
+        return {"outcome": "error", "stop": "timeout"}
+    if isinstance(err, openai.APIConnectionError):
+        return {"outcome": "error", "stop": "connection-error"}
+    return {"outcome": "error", "stop": "exception", "detail": type(err).__name__}
+
+
+def run_sync():
+    client = openai.OpenAI(**settings())
+    try:
+        if os.environ.get("FM_STREAM") == "1":
+            out = []
+            for chunk in client.chat.completions.create(**REQUEST, stream=True, extra_headers=headers()):
+                for choice in chunk.choices:
+                    if choice.delta and choice.delta.content:
+                        out.append(choice.delta.content)
+            return {"outcome": "success", "output": "".join(out)}
+        r = client.chat.completions.create(**REQUEST, extra_headers=headers())
+        return {"outcome": "success", "output": r.choices[0].message.content}
+    except Exception as err:  # for example a stream that breaks while it is read
+        return ending(err)
+
+
+async def run_async():
+    client = openai.AsyncOpenAI(**settings())
+    try:
+        if os.environ.get("FM_STREAM") == "1":
+            out = []
+            stream = await client.chat.completions.create(**REQUEST, stream=True, extra_headers=headers())
+            async for chunk in stream:
+                for choice in chunk.choices:
+                    if choice.delta and choice.delta.content:
+                        out.append(choice.delta.content)
+            return {"outcome": "success", "output": "".join(out)}
+        r = await client.chat.completions.create(**REQUEST, extra_headers=headers())
+        return {"outcome": "success", "output": r.choices[0].message.content}
+    except Exception as err:
+        return ending(err)
+
+
+def main():
+    result = asyncio.run(run_async()) if os.environ.get("FM_ASYNC") == "1" else run_sync()
+    print(json.dumps(result))
+    return 0 if result["outcome"] == "success" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
