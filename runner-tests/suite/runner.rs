@@ -2,8 +2,8 @@
 //! message a QA engineer reads, the harness honours libtest's selection
 //! rules, and the CLI behaves as a user runs it.
 
+use crate::common::{cli, write};
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -398,12 +398,6 @@ fn runs_are_deterministic() {
 
 // ------------------------------------------------------------ the harness
 
-fn write(dir: &Path, name: &str, text: &str) {
-    let p = dir.join(name);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
 const GOOD: &str = "title: good
 rows:
   - name: ok row
@@ -447,19 +441,6 @@ fn exact_selection_parses_only_the_named_file() {
 }
 
 // ---------------------------------------------------------------- the CLI
-
-fn cli(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_faultmatrix"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn cli_run_prints_a_line_per_row_and_a_summary() {

@@ -4,8 +4,8 @@
 //! registry's generated tests pass, and the `codes` / `check` commands
 //! behave as a user sees them.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use crate::common::{cli, write};
+use std::path::Path;
 use std::sync::Arc;
 
 use faultmatrix::engine::discover::Found;
@@ -13,15 +13,6 @@ use faultmatrix::engine::guardrails::{Coverage, Guardrail};
 use faultmatrix::engine::suite::{run_generated, Suite};
 use faultmatrix::load::cache;
 use faultmatrix::model::registry::Registry;
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    if let Some(parent) = p.parent() {
-        std::fs::create_dir_all(parent).unwrap();
-    }
-    std::fs::write(&p, text).unwrap();
-    p
-}
 
 fn load(path: &Path) -> Arc<Registry> {
     match cache::RegistryCache::new().load(path) {
@@ -390,19 +381,6 @@ fn the_harness_makes_trials_and_exact_selection_of_coverage_loads_the_matrices()
 }
 
 // ------------------------------------------------------------------- CLI
-
-fn cli(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_faultmatrix"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn cli_codes_prints_the_review_table() {

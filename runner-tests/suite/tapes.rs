@@ -6,7 +6,7 @@
 //! re-record them after a deliberate change:
 //!
 //! ```sh
-//! FAULTMATRIX_RERECORD_SHIPPED=1 cargo test --test tapes shipped_tapes
+//! FAULTMATRIX_RERECORD_SHIPPED=1 cargo test --test suite tapes::shipped_tapes
 //! ```
 
 use std::collections::BTreeMap;
@@ -604,7 +604,7 @@ fn shipped_tapes_are_what_the_record_mode_records() {
     }
     assert!(
         stale.is_empty(),
-        "shipped tapes differ from what the record mode records: {stale:?}\nre-record them with FAULTMATRIX_RERECORD_SHIPPED=1 cargo test --test tapes shipped_tapes"
+        "shipped tapes differ from what the record mode records: {stale:?}\nre-record them with FAULTMATRIX_RERECORD_SHIPPED=1 cargo test --test suite tapes::shipped_tapes"
     );
 }
 
@@ -699,20 +699,8 @@ fn bad_tape_keys_in_a_matrix_are_diagnosed_with_positions() {
 }
 
 fn cli(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_faultmatrix"));
-    cmd.args(args)
-        .current_dir(dir)
-        .env_remove("FAULTMATRIX_RECORD");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+    let (code, out, err) = crate::common::cli_env(dir, args, env);
+    (code, format!("{out}{err}"))
 }
 
 #[test]

@@ -428,7 +428,7 @@ fn layers_import_only_downward_and_no_file_closes_a_cycle() {
                 let top = module_of(f).first().cloned().unwrap_or_default();
                 if !top.is_empty() && !layers.iter().any(|(l, _)| *l == top) {
                     problems.push(format!(
-                        "{name}/{f}: module `{top}` is in no layer (add it to the layer table in runner-tests/layers.rs)"
+                        "{name}/{f}: module `{top}` is in no layer (add it to the layer table in runner-tests/suite/layers.rs)"
                     ));
                 }
             }

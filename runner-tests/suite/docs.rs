@@ -222,7 +222,7 @@ fn accepted(yaml: &str) -> Vec<String> {
 
 #[test]
 fn docs_describe_every_policy_key() {
-    let docs = include_str!("../docs/configuration.md");
+    let docs = include_str!("../../docs/configuration.md");
     let start = docs.find("## The `policy:` block").unwrap();
     let end = docs.find("## What happens after each attempt").unwrap();
     let documented: Vec<&str> = docs[start..end]

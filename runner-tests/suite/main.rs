@@ -1,0 +1,22 @@
+//! The runner's own tests, as one integration binary (`cargo test --test
+//! suite`), laid out like the anchors': one module per concern and one
+//! `common` module of shared helpers. The libtest-mimic harnesses
+//! (`matrices`, `custom_system`, `wire`) stay their own binaries because
+//! each has its own `main`.
+//!
+//! Select a concern with a name filter, as libtest takes it:
+//! `cargo test --test suite tapes::`.
+
+mod common;
+
+mod authoring;
+mod diagnostics;
+mod docs;
+mod html_browser;
+mod layers;
+mod registry;
+mod rules;
+mod runner;
+mod schema;
+mod tapes;
+mod wire_server;
