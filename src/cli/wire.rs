@@ -249,6 +249,7 @@ pub fn over_http(m: &mut Matrix, exe: &str) {
             timeout: crate::model::command::DEFAULT_TIMEOUT,
             routes,
             clock: crate::model::command::Clock::Real,
+            warm: false,
         }));
     }
 }

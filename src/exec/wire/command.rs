@@ -278,6 +278,55 @@ pub(super) fn row_scripts(row: &Row, spec: &CommandSpec) -> Vec<RouteScript> {
     scripts
 }
 
+/// The program and its arguments, expanded.
+pub(super) fn expand_argv(spec: &CommandSpec, env: &Env) -> Result<Vec<String>, String> {
+    spec.argv
+        .iter()
+        .map(|a| expand(a, env))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("system.command: {e}"))
+}
+
+/// The row's variables for the command (`routes`: each route's name and
+/// base URL), then the system's own `env`, expanded.
+pub(super) fn row_vars(
+    matrix: &Matrix,
+    row: &Row,
+    spec: &CommandSpec,
+    env: &Env,
+    routes: &[(String, String)],
+    request_id: &str,
+) -> Result<Vec<(String, String)>, String> {
+    let mut vars = Vec::new();
+    let mut routes_var = Vec::new();
+    for (route, url) in routes {
+        vars.push((url_var(route), url.clone()));
+        routes_var.push(format!("{route}={url}"));
+    }
+    vars.push(("FAULTMATRIX_ROUTES".into(), routes_var.join(",")));
+    vars.push(("FAULTMATRIX_REQUEST_ID".into(), request_id.to_string()));
+    vars.push(("FAULTMATRIX_ROW".into(), row.name.clone()));
+    let file = std::fs::canonicalize(&matrix.file).unwrap_or_else(|_| PathBuf::from(&matrix.file));
+    vars.push(("FAULTMATRIX_FILE".into(), file.display().to_string()));
+    if let Some(d) = row.settings.deadline {
+        vars.push(("FAULTMATRIX_DEADLINE_MS".into(), d.as_millis().to_string()));
+    }
+    vars.extend(system_env(spec, env)?);
+    Ok(vars)
+}
+
+/// The system's own `env`, expanded.
+pub(super) fn system_env(spec: &CommandSpec, env: &Env) -> Result<Vec<(String, String)>, String> {
+    spec.env
+        .iter()
+        .map(|(k, v)| {
+            expand(v, env)
+                .map(|v| (k.clone(), v))
+                .map_err(|e| format!("system.env.{k}: {e}"))
+        })
+        .collect()
+}
+
 /// The command with its arguments, working directory and the row's
 /// variables (`routes`: each route's name and base URL). Standard streams
 /// are the caller's.
@@ -289,12 +338,7 @@ pub(super) fn base_command(
     routes: &[(String, String)],
     request_id: &str,
 ) -> Result<(tokio::process::Command, Vec<String>), String> {
-    let argv: Vec<String> = spec
-        .argv
-        .iter()
-        .map(|a| expand(a, env))
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("system.command: {e}"))?;
+    let argv = expand_argv(spec, env)?;
     let mut cmd = tokio::process::Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .stdin(std::process::Stdio::null())
@@ -305,21 +349,7 @@ pub(super) fn base_command(
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }
-    let mut routes_var = Vec::new();
-    for (route, url) in routes {
-        cmd.env(url_var(route), url);
-        routes_var.push(format!("{route}={url}"));
-    }
-    cmd.env("FAULTMATRIX_ROUTES", routes_var.join(","));
-    cmd.env("FAULTMATRIX_REQUEST_ID", request_id);
-    cmd.env("FAULTMATRIX_ROW", &row.name);
-    let file = std::fs::canonicalize(&matrix.file).unwrap_or_else(|_| PathBuf::from(&matrix.file));
-    cmd.env("FAULTMATRIX_FILE", file);
-    if let Some(d) = row.settings.deadline {
-        cmd.env("FAULTMATRIX_DEADLINE_MS", d.as_millis().to_string());
-    }
-    for (k, v) in &spec.env {
-        let v = expand(v, env).map_err(|e| format!("system.env.{k}: {e}"))?;
+    for (k, v) in row_vars(matrix, row, spec, env, routes, request_id)? {
         cmd.env(k, v);
     }
     Ok((cmd, argv))

@@ -20,6 +20,7 @@ pub mod command;
 pub mod http;
 pub mod server;
 pub mod vclock;
+pub mod warm;
 
 pub use command::CommandSpec;
 pub use server::FixtureServer;

@@ -213,10 +213,14 @@ enum Event {
     Message(u64, Value),
     Bad(u64, String),
     Closed(u64),
+    /// Raw bytes of an `attach` connection (a warm child's stdout/stderr).
+    Raw(u64, Vec<u8>),
 }
 
 struct Output {
-    sock: UnixStream,
+    /// The child's stream (one process per row); a warm child's comes as
+    /// [`Event::Raw`] from its `attach` connection.
+    sock: Option<UnixStream>,
     buf: Vec<u8>,
     dropped: usize,
     open: bool,
@@ -225,7 +229,7 @@ struct Output {
 }
 
 impl Output {
-    fn new(sock: UnixStream) -> Self {
+    fn new(sock: Option<UnixStream>) -> Self {
         Self {
             sock,
             buf: Vec::new(),
@@ -235,20 +239,27 @@ impl Output {
         }
     }
 
+    fn push(&mut self, bytes: &[u8], now: u64) {
+        self.buf.extend_from_slice(bytes);
+        self.times.push((self.dropped + self.buf.len(), now));
+        if self.buf.len() > 2 * KEEP_OUT {
+            let cut = self.buf.len() - KEEP_OUT;
+            self.buf.drain(..cut);
+            self.dropped += cut;
+            let dropped = self.dropped;
+            self.times.retain(|(end, _)| *end > dropped);
+        }
+    }
+
     fn drain(&mut self, now: u64) {
         let mut chunk = [0u8; 16384];
         while self.open {
-            match self.sock.read(&mut chunk) {
+            let Some(sock) = self.sock.as_mut() else {
+                return;
+            };
+            match sock.read(&mut chunk) {
                 Ok(0) => self.open = false,
-                Ok(n) => {
-                    self.buf.extend_from_slice(&chunk[..n]);
-                    self.times.push((self.dropped + self.buf.len(), now));
-                    if self.buf.len() > 2 * KEEP_OUT {
-                        let cut = self.buf.len() - KEEP_OUT;
-                        self.buf.drain(..cut);
-                        self.dropped += cut;
-                    }
-                }
+                Ok(n) => self.push(&chunk[..n], now),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => self.open = false,
@@ -299,6 +310,8 @@ struct RowRun<'a> {
     pid: Option<u32>,
     rounds: u64,
     busy: u64,
+    /// `attach` connections: true for stdout.
+    attached: BTreeMap<u64, bool>,
 }
 
 /// Counters of one virtual-clock row, for benchmarks and messages.
@@ -312,6 +325,8 @@ pub struct ClockStats {
     pub start_up: Duration,
     /// Real time from the hello to the end of the row.
     pub after_hello: Duration,
+    /// Whether the row ran as a warm parent's child.
+    pub warm: bool,
 }
 
 impl<'a> RowRun<'a> {
@@ -967,6 +982,16 @@ impl<'a> RowRun<'a> {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
+        if op == "attach" && self.client != Some(conn) {
+            if msg.get("token").and_then(Value::as_str) == Some(self.token.as_str()) {
+                let stdout = msg.get("stream").and_then(Value::as_str) == Some("stdout");
+                self.attached.insert(conn, stdout);
+            }
+            return;
+        }
+        if self.stopped() && !matches!(op.as_str(), "exit" | "error" | "heartbeat") {
+            return;
+        }
         if self.client != Some(conn) {
             if op != "hello" {
                 self.fail(
@@ -1153,6 +1178,31 @@ async fn read_control(id: u64, sock: tokio::net::TcpStream, tx: mpsc::UnboundedS
                     return;
                 }
                 match serde_json::from_slice::<Value>(&line) {
+                    Ok(v) if v.get("op").and_then(Value::as_str) == Some("attach") => {
+                        // A warm child's stdout or stderr: raw bytes follow.
+                        if tx.send(Event::Message(id, v)).is_err() {
+                            return;
+                        }
+                        let ahead = r.buffer().to_vec();
+                        r.consume(ahead.len());
+                        if !ahead.is_empty() && tx.send(Event::Raw(id, ahead)).is_err() {
+                            return;
+                        }
+                        let mut chunk = vec![0u8; 16384];
+                        loop {
+                            match r.get_mut().read(&mut chunk).await {
+                                Ok(0) | Err(_) => {
+                                    let _ = tx.send(Event::Closed(id));
+                                    return;
+                                }
+                                Ok(n) => {
+                                    if tx.send(Event::Raw(id, chunk[..n].to_vec())).is_err() {
+                                        return;
+                                    }
+                                }
+                            }
+                        }
+                    }
                     Ok(v) if v.is_object() => {
                         if tx.send(Event::Message(id, v)).is_err() {
                             return;
@@ -1221,14 +1271,11 @@ pub async fn run_row_stats(
     let mut routes = Vec::new();
     let mut fixture_addrs = Vec::new();
     for s in &scripts {
-        let l = match TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        let bound = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
             .and_then(|l| l.set_nonblocking(true).map(|()| l))
-        {
-            Ok(l) => l,
-            Err(e) => return failed(format!("cannot bind the fixture server on 127.0.0.1: {e}")),
-        };
-        let addr = match l.local_addr() {
-            Ok(a) => a,
+            .and_then(|l| l.local_addr().map(|a| (l, a)));
+        let (l, addr) = match bound {
+            Ok(x) => x,
             Err(e) => return failed(format!("cannot bind the fixture server on 127.0.0.1: {e}")),
         };
         routes.push((s.route.clone(), format!("http://{addr}")));
@@ -1248,46 +1295,13 @@ pub async fn run_row_stats(
         Err(e) => return failed(format!("cannot bind the clock's control listener: {e}")),
     };
     let token = token();
-    let (mut cmd, argv) = match command::base_command(matrix, row, spec, env, &routes, &request_id)
-    {
-        Ok(c) => c,
-        Err(e) => return failed(e),
-    };
-    for (k, v) in clock_env(&shims, &control_addr, &token, spec, env) {
-        cmd.env(k, v);
-    }
-    cmd.env_remove("FAULTMATRIX_WARM");
-    let (out, err) = match (unix_pair(), unix_pair()) {
-        (Ok(o), Ok(e)) => (o, e),
-        (Err(e), _) | (_, Err(e)) => {
-            return failed(format!("cannot make the command's output pipes: {e}"))
-        }
-    };
-    cmd.stdout(out.1).stderr(err.1);
-    let spawn_real = Instant::now();
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => return failed(command::spawn_error(&argv, spec, &e)),
-    };
-    // The child's ends of the pipes are in the child only now.
-    drop(cmd);
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let accept_tx = tx.clone();
-    let acceptor = tokio::spawn(async move {
-        let mut id = 0u64;
-        while let Ok((sock, _)) = control.accept().await {
-            let _ = sock.set_nodelay(true);
-            id += 1;
-            tokio::spawn(read_control(id, sock, accept_tx.clone()));
-        }
-    });
-    drop(tx);
     let s = &row.settings;
     let limit = if spec.timeout <= s.budget {
         (spec.timeout.as_nanos() as u64, "system.timeout")
     } else {
         (s.budget.as_nanos() as u64, "budget")
     };
+    let (tx, rx) = mpsc::unbounded_channel();
     let mut r = RowRun {
         row,
         token,
@@ -1304,7 +1318,7 @@ pub async fn run_row_stats(
         dirty: Vec::new(),
         writers: BTreeMap::new(),
         client: None,
-        spawn_real,
+        spawn_real: Instant::now(),
         hello_real: None,
         last_message_real: None,
         first_request_real: None,
@@ -1315,34 +1329,160 @@ pub async fn run_row_stats(
         draws: 0,
         exit_now: None,
         exited: false,
-        stdout: Output::new(out.0),
-        stderr: Output::new(err.0),
-        pid: child.id(),
+        stdout: Output::new(None),
+        stderr: Output::new(None),
+        pid: None,
         rounds: 0,
         busy: 0,
+        attached: BTreeMap::new(),
     };
+    let mut rx = rx;
+    // A warm parent's child, else a process of its own.
+    let mut warm_run: Option<WarmRun> = None;
+    let mut own: Option<tokio::process::Child> = None;
+    if spec.warm {
+        match start_warm_child(
+            matrix,
+            row,
+            spec,
+            env,
+            &shims,
+            &routes,
+            &request_id,
+            &control_addr,
+            &r,
+        )
+        .await
+        {
+            Ok(w) => warm_run = Some(w),
+            Err(e) => {
+                // One process per row remains the fallback.
+                let _ = e;
+            }
+        }
+    }
+    if warm_run.is_none() {
+        let (mut cmd, argv) =
+            match command::base_command(matrix, row, spec, env, &routes, &request_id) {
+                Ok(c) => c,
+                Err(e) => return failed(e),
+            };
+        for (k, v) in clock_env(&shims, &control_addr, &r.token, spec, env) {
+            cmd.env(k, v);
+        }
+        cmd.env_remove("FAULTMATRIX_WARM");
+        let (out, err) = match (unix_pair(), unix_pair()) {
+            (Ok(o), Ok(e)) => (o, e),
+            (Err(e), _) | (_, Err(e)) => {
+                return failed(format!("cannot make the command's output pipes: {e}"))
+            }
+        };
+        cmd.stdout(out.1).stderr(err.1);
+        r.spawn_real = Instant::now();
+        let child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => return failed(command::spawn_error(&argv, spec, &e)),
+        };
+        // The child's ends of the pipes are in the child only now.
+        drop(cmd);
+        r.pid = child.id();
+        r.stdout = Output::new(Some(out.0));
+        r.stderr = Output::new(Some(err.0));
+        own = Some(child);
+    }
+    let is_warm = warm_run.is_some();
+    if is_warm {
+        // The parent's own start-up (its imports) is not the row's.
+        r.spawn_real = Instant::now();
+    }
+    let acceptor = tokio::spawn(async move {
+        let mut id = 0u64;
+        while let Ok((sock, _)) = control.accept().await {
+            let _ = sock.set_nodelay(true);
+            id += 1;
+            tokio::spawn(read_control(id, sock, tx.clone()));
+        }
+    });
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut status = None;
+    let mut status: Option<std::process::ExitStatus> = None;
     let mut wait_error = None;
+    let mut settle: Option<Instant> = None;
+    let mut chunk = vec![0u8; 8192];
     loop {
         tokio::select! {
             ev = rx.recv() => match ev {
                 Some(Event::Connected(id, w)) => { r.writers.insert(id, w); }
                 Some(Event::Message(id, v)) => r.on_message(id, v).await,
+                Some(Event::Raw(id, bytes)) => {
+                    let now = r.now;
+                    match r.attached.get(&id) {
+                        Some(true) => r.stdout.push(&bytes, now),
+                        Some(false) => r.stderr.push(&bytes, now),
+                        None => {}
+                    }
+                }
                 Some(Event::Bad(id, why)) if r.client == Some(id) || r.client.is_none() => {
                     r.fail(format!("the clock channel broke: {why}"), Ending::Aborted);
                 }
                 Some(Event::Bad(..)) => {}
-                Some(Event::Closed(id)) => { r.writers.remove(&id); }
+                Some(Event::Closed(id)) => {
+                    r.writers.remove(&id);
+                    match r.attached.remove(&id) {
+                        Some(true) => r.stdout.open = false,
+                        Some(false) => r.stderr.open = false,
+                        None => {}
+                    }
+                }
                 None => {}
             },
-            st = child.wait(), if status.is_none() && wait_error.is_none() => {
+            st = maybe_wait(own.as_mut()), if status.is_none() && wait_error.is_none() => {
                 match st {
                     Ok(st) => status = Some(st),
                     Err(e) => wait_error = Some(e.to_string()),
                 }
                 r.exited = true;
+            }
+            n = maybe_read(warm_run.as_mut(), &mut chunk), if warm_run.as_ref().is_some_and(|w| !w.broken) => {
+                let w = warm_run.as_mut().expect("enabled only with a warm parent");
+                match n {
+                    Ok(0) | Err(_) => {
+                        w.broken = true;
+                        if status.is_none() {
+                            r.fail("the warm parent's channel closed while its child ran the row".into(), Ending::Aborted);
+                        }
+                    }
+                    Ok(n) => {
+                        w.buf.extend_from_slice(&chunk[..n]);
+                        for msg in w.messages() {
+                            let op = msg.get("op").and_then(Value::as_str).unwrap_or("");
+                            if msg.get("id").and_then(Value::as_str) != Some(w.id.as_str()) {
+                                continue;
+                            }
+                            match op {
+                                "spawned" => {
+                                    r.pid = msg.get("pid").and_then(Value::as_u64).map(|p| p as u32);
+                                    if r.stopped() {
+                                        command::kill_group(r.pid);
+                                    }
+                                }
+                                "exited" => {
+                                    use std::os::unix::process::ExitStatusExt;
+                                    let code = msg.get("code").and_then(Value::as_i64);
+                                    let sig = msg.get("signal").and_then(Value::as_i64);
+                                    let raw = match (code, sig) {
+                                        (Some(c), _) => ((c as i32) & 0xff) << 8,
+                                        (None, Some(sg)) => (sg as i32) & 0x7f,
+                                        (None, None) => 0xff << 8,
+                                    };
+                                    status = Some(std::process::ExitStatus::from_raw(raw));
+                                    r.exited = true;
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                }
             }
             _ = tick.tick() => {
                 r.drain_fixtures();
@@ -1350,43 +1490,37 @@ pub async fn run_row_stats(
                 r.check_real_time();
             }
         }
-        if r.exited || r.stopped() {
-            break;
-        }
-    }
-    if r.stopped() && status.is_none() {
-        command::kill_group(child.id());
-        let _ = child.start_kill();
-        match tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
-            Ok(Ok(st)) => status = Some(st),
-            _ => wait_error = Some("the command did not exit after SIGKILL".into()),
-        }
-    }
-    // Late control messages (the shim's `exit`) and the last bytes: the
-    // process is gone, its sockets close, its output ends.
-    let settle = Instant::now();
-    while settle.elapsed() < Duration::from_secs(2) {
-        while let Ok(ev) = rx.try_recv() {
-            if let Event::Message(id, v) = ev {
-                if r.client == Some(id)
-                    && v.get("op")
-                        .and_then(Value::as_str)
-                        .is_some_and(|o| o != "block")
-                    && !r.stopped()
-                {
-                    r.on_message(id, v).await;
+        if settle.is_none() && (r.exited || r.stopped()) {
+            settle = Some(Instant::now() + Duration::from_secs(2));
+            if r.stopped() && !r.exited {
+                command::kill_group(r.pid);
+                if let Some(c) = own.as_mut() {
+                    let _ = c.start_kill();
+                }
+                if let Some(w) = warm_run.as_mut() {
+                    w.send_kill().await;
                 }
             }
         }
-        r.drain_fixtures();
-        r.drain_output();
-        let conns_done = r.conns.values().all(|c| c.client_eof || c.reset);
-        if !r.stdout.open && !r.stderr.open && conns_done {
-            break;
+        if let Some(deadline) = settle {
+            // Late control messages (the shim's `exit`) and the last bytes:
+            // the process is gone, its sockets close, its output ends.
+            r.drain_fixtures();
+            r.drain_output();
+            let conns_done = r.conns.values().all(|c| c.client_eof || c.reset);
+            let done = r.exited && !r.stdout.open && !r.stderr.open && conns_done;
+            if done || Instant::now() > deadline {
+                break;
+            }
         }
-        tokio::time::sleep(Duration::from_millis(2)).await;
     }
     acceptor.abort();
+    if let Some(w) = warm_run.take() {
+        w.give_back();
+    }
+    if status.is_none() && wait_error.is_none() {
+        wait_error = Some("the command did not exit after SIGKILL".into());
+    }
     // A call still waiting when the process went away: it was given up.
     let now = r.now;
     for c in r.conns.values_mut() {
@@ -1395,9 +1529,9 @@ pub async fn run_row_stats(
         }
     }
     let after_hello = r.hello_real.map_or(Duration::ZERO, |h| h.elapsed());
-    let start_up = r
-        .hello_real
-        .map_or(Duration::ZERO, |h| h.saturating_duration_since(spawn_real));
+    let start_up = r.hello_real.map_or(Duration::ZERO, |h| {
+        h.saturating_duration_since(r.spawn_real)
+    });
     if r.client.is_none() && r.ending.is_none() {
         r.failures.push(format!(
             "the command exited before its clock shim said hello: it did not run with the shim \
@@ -1433,6 +1567,7 @@ pub async fn run_row_stats(
         busy: r.busy,
         start_up,
         after_hello,
+        warm: is_warm,
     };
     let ran = Ran {
         ended,
@@ -1446,6 +1581,160 @@ pub async fn run_row_stats(
         exact: true,
     };
     (command::observation(matrix, row, request_id, ran), stats)
+}
+
+async fn maybe_wait(
+    child: Option<&mut tokio::process::Child>,
+) -> std::io::Result<std::process::ExitStatus> {
+    match child {
+        Some(c) => c.wait().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn maybe_read(w: Option<&mut WarmRun>, buf: &mut [u8]) -> std::io::Result<usize> {
+    match w {
+        Some(w) => w.chan.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A row's child of a warm parent: the parent's channel, lent to the row.
+struct WarmRun {
+    parent: Option<super::warm::Parent>,
+    chan: tokio::net::TcpStream,
+    buf: Vec<u8>,
+    id: String,
+    broken: bool,
+}
+
+impl WarmRun {
+    fn messages(&mut self) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Some(i) = self.buf.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.buf.drain(..=i).collect();
+            if let Ok(v) = serde_json::from_slice::<Value>(&line) {
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    async fn send(&mut self, msg: Value) -> bool {
+        let mut line = msg.to_string();
+        line.push('\n');
+        let ok = self.chan.write_all(line.as_bytes()).await.is_ok();
+        self.broken |= !ok;
+        ok
+    }
+
+    async fn send_kill(&mut self) {
+        let id = self.id.clone();
+        self.send(json!({"op": "kill", "id": id, "signal": 9}))
+            .await;
+    }
+
+    /// The parent goes back to the pool, unless its channel broke.
+    fn give_back(mut self) {
+        let Some(mut parent) = self.parent.take() else {
+            return;
+        };
+        if self.broken {
+            return; // dropped: killed
+        }
+        match self.chan.into_std() {
+            Ok(std) => {
+                let _ = std.set_nonblocking(false);
+                parent.chan = std;
+                parent.buf = self.buf;
+                super::warm::give_back(parent);
+            }
+            Err(_) => drop(parent),
+        }
+    }
+}
+
+/// Takes (or starts) a warm parent for the command and asks it to fork the
+/// row's child, with the complete environment a fresh process would get.
+#[allow(clippy::too_many_arguments)]
+async fn start_warm_child(
+    matrix: &Matrix,
+    row: &crate::model::Row,
+    spec: &CommandSpec,
+    env: &Env,
+    shims: &Path,
+    routes: &[(String, String)],
+    request_id: &str,
+    control_addr: &str,
+    r: &RowRun<'_>,
+) -> Result<WarmRun, String> {
+    let key = super::warm::Key {
+        argv: command::expand_argv(spec, env)?,
+        cwd: spec.cwd.clone(),
+        // What the interpreter reads before the shim runs; the rest of the
+        // row's environment reaches the child through `spawn.env`.
+        env: command::system_env(spec, env)?
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("PYTHON"))
+            .collect(),
+    };
+    let parent = match super::warm::take(&key) {
+        Some(p) => p,
+        None => {
+            let mut welcome = r.welcome();
+            welcome["jitter"] = json!({ "seed": 0 });
+            welcome["fixtures"] = json!([]);
+            let shims = shims.to_path_buf();
+            let spec2 = spec.clone();
+            let env2 = env.clone();
+            let token = self::token();
+            tokio::task::spawn_blocking(move || {
+                super::warm::start(
+                    key,
+                    |addr, tok| clock_env(&shims, addr, tok, &spec2, &env2),
+                    &welcome,
+                    token,
+                )
+            })
+            .await
+            .map_err(|e| format!("starting a warm parent failed: {e}"))??
+        }
+    };
+    let mut child_env: BTreeMap<String, String> = env
+        .vars()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    child_env.remove("FAULTMATRIX_WARM");
+    for (k, v) in command::row_vars(matrix, row, spec, env, routes, request_id)? {
+        child_env.insert(k, v);
+    }
+    for (k, v) in clock_env(shims, control_addr, &r.token, spec, env) {
+        child_env.insert(k, v);
+    }
+    let mut parent = parent;
+    let chan = parent
+        .chan
+        .try_clone()
+        .and_then(|c| c.set_nonblocking(true).map(|()| c))
+        .and_then(tokio::net::TcpStream::from_std)
+        .map_err(|e| format!("the warm parent's channel: {e}"))?;
+    let buf = std::mem::take(&mut parent.buf);
+    let mut w = WarmRun {
+        parent: Some(parent),
+        chan,
+        buf,
+        id: r.token.clone(),
+        broken: false,
+    };
+    let id = w.id.clone();
+    // The parent already runs in the command's directory (part of its key).
+    if !w
+        .send(json!({"op": "spawn", "id": id, "env": child_env}))
+        .await
+    {
+        return Err("the warm parent's channel is closed".into());
+    }
+    Ok(w)
 }
 
 /// The virtual time the last JSON line on stdout was read.

@@ -23,6 +23,8 @@ struct RawCommand {
     routes: Option<Vec<String>>,
     #[serde(default)]
     clock: Option<String>,
+    #[serde(default)]
+    warm: Option<bool>,
 }
 
 /// Parses a `system: { command: ... }` block; `dir` is the matrix file's
@@ -71,6 +73,10 @@ pub fn parse_system(value: &Value, dir: Option<&Path>) -> Result<CommandSpec, Ve
         (None, Some(d)) if !d.as_os_str().is_empty() => Some(d.to_path_buf()),
         (None, _) => None,
     };
+    let warm = clock == Clock::Virtual
+        && raw
+            .warm
+            .unwrap_or_else(|| crate::model::command::is_python(&raw.command[0]));
     Ok(CommandSpec {
         argv: raw.command,
         env: raw.env.unwrap_or_default().into_iter().collect(),
@@ -78,5 +84,6 @@ pub fn parse_system(value: &Value, dir: Option<&Path>) -> Result<CommandSpec, Ve
         timeout,
         routes: raw.routes,
         clock,
+        warm,
     })
 }

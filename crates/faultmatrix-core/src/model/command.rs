@@ -24,6 +24,31 @@ impl Clock {
     /// exists for (Python, Node), real otherwise. `program` is `argv[0]` as
     /// written; a `${VAR:-default}` counts as its default.
     pub fn default_for(program: &str) -> Clock {
+        if interpreter(program, &["python", "node", "nodejs"]) {
+            Clock::Virtual
+        } else {
+            Clock::Real
+        }
+    }
+
+    /// `virtual` or `real`, as written in a matrix.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Clock::Virtual => "virtual",
+            Clock::Real => "real",
+        }
+    }
+}
+
+/// Whether `program` (`argv[0]` as written) is a Python interpreter: such a
+/// command on the virtual clock runs warm by default (one parent imports
+/// the program once, a forked child per row).
+pub fn is_python(program: &str) -> bool {
+    interpreter(program, &["python"])
+}
+
+fn interpreter(program: &str, stems: &[&str]) -> bool {
+    {
         let mut text = program.to_string();
         while let Some(i) = text.find("${") {
             let Some(end) = text[i..].find('}') else {
@@ -38,19 +63,7 @@ impl Clock {
             name.strip_prefix(stem)
                 .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
         };
-        if interpreter("python") || interpreter("node") || interpreter("nodejs") {
-            Clock::Virtual
-        } else {
-            Clock::Real
-        }
-    }
-
-    /// `virtual` or `real`, as written in a matrix.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Clock::Virtual => "virtual",
-            Clock::Real => "real",
-        }
+        stems.iter().any(|s| interpreter(s))
     }
 }
 
@@ -70,6 +83,9 @@ pub struct CommandSpec {
     pub routes: Option<Vec<String>>,
     /// The clock the rows run on.
     pub clock: Clock,
+    /// Rows run as children forked from a warm parent that imported the
+    /// program once (Python on the virtual clock; `system.warm`).
+    pub warm: bool,
 }
 
 #[cfg(test)]
