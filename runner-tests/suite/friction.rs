@@ -1,0 +1,124 @@
+//! The frictions of issue 14, one test each, run the way a row runs: load a
+//! matrix from text, run the row against the reference system, judge it.
+//! Each asserts the behaviour that was missing (a test that failed before
+//! the fix).
+
+use faultmatrix::exec::run::run_row;
+use faultmatrix::load::load_text;
+use faultmatrix::system::Systems;
+
+/// A matrix on the reference system with one-and-a-half-second backoff.
+fn matrix(rows: &str) -> String {
+    format!(
+        "title: friction
+policy:
+  routes: [{{ name: A, attempts: 3 }}, {{ name: B, attempts: 1 }}]
+  backoff: {{ initial: 1.5s, factor: 2, cap: 30s, jitter: none }}
+  deadline: 60s
+rows:
+{rows}"
+    )
+}
+
+/// The verdict on the file's first row, rendered as every report prints it.
+fn verdict(rows: &str) -> Result<(), String> {
+    let text = matrix(rows);
+    let m =
+        load_text("friction.yaml", &text, None, &Systems::new()).unwrap_or_else(|e| panic!("{e}"));
+    let obs = run_row(&m, &m.rows[0]);
+    faultmatrix::verdict::check(&m, &m.rows[0], &obs).map_err(|f| f.render())
+}
+
+#[test]
+fn waits_compare_by_value_whatever_the_unit() {
+    for wait in ["1.5s", "1500ms", "1.5s..1.5s", "1s..2s", "1500000us"] {
+        let rows = format!(
+            "  - name: r
+    inject: {{ A: [503, 200] }}
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait={wait}
+        A2 200 return
+"
+        );
+        verdict(&rows).unwrap_or_else(|e| panic!("wait={wait}: {e}"));
+    }
+}
+
+#[test]
+fn fields_compare_in_any_order() {
+    verdict(
+        "  - name: r
+    inject: { A: [503, 200] }
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry at=0s wait=1.5s
+        A2 200 return at=1500ms
+",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_failing_diff_shows_holding_lines_as_written() {
+    let e = verdict(
+        "  - name: r
+    inject: { A: [503, 503, 200] }
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=1.5s..1.5s
+        A2 503 UPSTREAM_UNAVAILABLE retry wait=1s
+        A3 200 return
+",
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("  A1 503 UPSTREAM_UNAVAILABLE retry wait=1.5s..1.5s\n"),
+        "{e}"
+    );
+    assert!(!e.contains("1500ms..1500ms"), "{e}");
+    assert!(
+        e.contains("+ A2 503 UPSTREAM_UNAVAILABLE retry wait=3s\n"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_asserted_field_is_never_hidden_by_a_neighbour() {
+    // The expected trace misses A3, so B1 sits where A3 was expected: its
+    // observed line still shows `at=`, from B1's own expected line.
+    let e = verdict(
+        "  - name: r
+    inject: { A: [503, 503, 503], B: [200] }
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=1.5s
+        A2 503 UPSTREAM_UNAVAILABLE retry wait=3s
+        B1 200 return at=12s
+",
+    )
+    .unwrap_err();
+    assert!(e.contains("- B1 200 return at=12s\n"), "{e}");
+    assert!(e.contains("+ B1 200 return at=4500ms\n"), "{e}");
+}
+
+#[test]
+fn an_asserted_wait_the_call_lacks_is_shown_absent() {
+    let e = verdict(
+        "  - name: r
+    inject: { A: [503, 503, 503], B: [200] }
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=1.5s
+        A2 503 UPSTREAM_UNAVAILABLE retry wait=3s
+        A3 503 UPSTREAM_UNAVAILABLE switch
+        B1 200 retry wait=1s
+",
+    )
+    .unwrap_err();
+    assert!(e.contains("+ B1 200 return wait=absent\n"), "{e}");
+    assert!(
+        e.contains("note: B1: `wait=1s` is asserted, but no wait followed"),
+        "{e}"
+    );
+}
