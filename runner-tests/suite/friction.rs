@@ -122,3 +122,26 @@ fn an_asserted_wait_the_call_lacks_is_shown_absent() {
         "{e}"
     );
 }
+
+#[test]
+fn durations_take_the_humantime_grammar_everywhere() {
+    // In a row setting, a script entry's latency and a trace line alike.
+    verdict(
+        "  - name: r
+    deadline: 1m 30s
+    inject: { A: [{ status: 503, latency: 1min }, 200] }
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=1.5s
+        A2 200 return at=1m1500ms
+      elapsed: 1m1.5s
+",
+    )
+    .unwrap();
+    let text = matrix("  - name: r\n    deadline: 1m30x\n    expect: { stop: success }\n");
+    let e = match load_text("friction.yaml", &text, None, &Systems::new()) {
+        Ok(_) => panic!("`1m30x` was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("unknown unit `x`"), "{e}");
+}
