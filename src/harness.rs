@@ -98,7 +98,8 @@ impl Harness {
             })?,
         };
         let threads = args.test_threads.unwrap_or_else(discover::default_threads);
-        let loader = Loader::in_dir(self.systems.clone(), cwd.clone());
+        let mut loader = Loader::in_dir(self.systems.clone(), cwd.clone());
+        loader.bless = opts.bless.is_some();
         let loaded = discover::load_all(&files, &loader, threads);
         let mut trials = Vec::new();
         let mut registries = Vec::new();
@@ -180,9 +181,20 @@ impl Harness {
         let env = Env::capture();
         let mut this = self;
         select_from_env(&mut args, &mut this.tags, &mut this.globs, &env);
+        if matches!(env.var("FAULTMATRIX_BLESS"), Some("1") | Some("true")) {
+            if let Some(why) = crate::verdict::bless::refused_under_ci(&env) {
+                eprintln!("error: {why}");
+                return ExitCode::from(101);
+            }
+            let opts = this
+                .options
+                .get_or_insert_with(|| RunOptions::from_env(env.clone()));
+            opts.bless = Some(Arc::new(crate::verdict::bless::Session::new()));
+        }
         if this.options.is_none() {
             this.options = Some(RunOptions::from_env(env));
         }
+        let session = this.options.as_ref().and_then(|o| o.bless.clone());
         let trials = match this.trials(&args) {
             Ok(t) => t,
             Err(e) => {
@@ -198,7 +210,11 @@ impl Harness {
             );
             return ExitCode::from(101);
         }
-        libtest_mimic::run(&args, trials).exit_code()
+        let code = libtest_mimic::run(&args, trials).exit_code();
+        if let Some(summary) = session.and_then(|s| s.summary()) {
+            eprint!("{summary}");
+        }
+        code
     }
 }
 

@@ -10,6 +10,7 @@
 mod common;
 
 mod authoring;
+mod bless;
 mod diagnostics;
 mod docs;
 mod friction;

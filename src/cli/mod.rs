@@ -109,6 +109,11 @@ pub struct RunArgs {
     /// as the command (real time, tolerances apply).
     #[arg(long)]
     pub over_http: bool,
+    /// Write each failing or new row's observed trace, stop and failing
+    /// asserted values into its YAML file, in place (also
+    /// `FAULTMATRIX_BLESS=1`; refused under CI).
+    #[arg(long)]
+    pub bless: bool,
 }
 
 /// Entry point of the binary: the only place (with the cargo harness) that
@@ -126,7 +131,10 @@ pub fn main() -> ExitCode {
         }
     };
     let env = Env::capture();
-    let loader = Loader::in_dir(Systems::new(), env.cwd.clone());
+    let mut loader = Loader::in_dir(Systems::new(), env.cwd.clone());
+    if let Command::Run(a) = &cli.command {
+        loader.bless = blessing(a, &env);
+    }
     ExitCode::from(match cli.command {
         Command::Run(a) => cmd_run(&a, &loader, env, Mode::from_env),
         Command::List(a) => cmd_list(&a, &loader),
@@ -206,7 +214,20 @@ fn cmd_list(a: &SelectArgs, loader: &Loader) -> u8 {
     }
 }
 
+/// Whether a run blesses: `--bless` or `FAULTMATRIX_BLESS=1`.
+fn blessing(a: &RunArgs, env: &Env) -> bool {
+    a.bless || matches!(env.var("FAULTMATRIX_BLESS"), Some("1") | Some("true"))
+}
+
 fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8 {
+    let bless = blessing(a, &env);
+    if bless {
+        if let Some(why) = crate::verdict::bless::refused_under_ci(&env) {
+            eprintln!("error: {why}");
+            return EXIT_BAD_INPUT;
+        }
+    }
+    let session = bless.then(|| Arc::new(crate::verdict::bless::Session::new()));
     let threads = a.select.threads.unwrap_or_else(discover::default_threads);
     let files = match resolve(&a.select.paths, &loader.cwd) {
         Ok(f) => f,
@@ -228,6 +249,7 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
         } else {
             Capture::Off
         },
+        bless: session.clone(),
     };
     let progress = crate::reports::term::Progress::start(files.len(), &env);
     let exe = std::env::current_exe()
@@ -257,6 +279,9 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
     if let Err(e) = crate::cli::commands::write_reports(&a.reports, &results, a.quiet, &env) {
         eprintln!("error: {e}");
         return EXIT_BAD_INPUT;
+    }
+    if let Some(summary) = session.as_ref().and_then(|s| s.summary()) {
+        print!("{summary}");
     }
     exit::for_run(outcome.load_errors, &Summary::of(&results))
 }

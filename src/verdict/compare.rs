@@ -109,6 +109,13 @@ pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
         }
     }
 
+    if exp.pending {
+        problems.add(
+            ProblemKind::Stop,
+            "the row asserts nothing yet: `faultmatrix run --bless` writes its observed trace and stop",
+        );
+    }
+
     let stop = obs.stop();
     if let Some(want) = &exp.stop {
         if want != stop {

@@ -12,7 +12,9 @@
 //! | [`tolerance`] | snapping real-time waits onto expected ones |
 //! | [`requests`] | `expect.requests` |
 //! | [`observed`] | what reports show of a row's run |
+//! | [`bless`] | observed values written back into the row's file |
 
+pub mod bless;
 pub mod compare;
 pub mod failure;
 pub mod lines;
