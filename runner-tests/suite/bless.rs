@@ -258,3 +258,16 @@ fn blessing_a_shipped_row_changes_only_its_value() {
     }
     assert!(checked > 100, "only {checked} rows checked");
 }
+
+#[test]
+fn the_guide_s_new_row_blesses_into_the_hand_written_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = std::fs::read_to_string("docs/examples/bless/new-row.yaml").unwrap();
+    let after = std::fs::read_to_string("docs/examples/blessed.yaml").unwrap();
+    let file = write(dir.path(), "docs/examples/bless/new-row.yaml", &before);
+    let (code, out, err) = cli(dir.path(), &["run", "--bless", "docs/examples/bless/"]);
+    assert_eq!(code, 0, "{out}{err}");
+    // The schema comment's relative path differs by one folder; nothing else.
+    let blessed = std::fs::read_to_string(file).unwrap();
+    assert_eq!(blessed.replace("../../schema/", "../schema/"), after);
+}
