@@ -145,3 +145,116 @@ fn durations_take_the_humantime_grammar_everywhere() {
     };
     assert!(e.contains("unknown unit `x`"), "{e}");
 }
+
+/// The `### `key`` headings of a `## ` section of docs/format.md.
+fn documented(section: &str) -> Vec<String> {
+    let text = std::fs::read_to_string("docs/format.md").unwrap();
+    let start = text
+        .find(&format!("\n## {section}\n"))
+        .unwrap_or_else(|| panic!("docs/format.md has no `## {section}`"));
+    let body = &text[start + section.len() + 5..];
+    let body = &body[..body.find("\n## ").unwrap_or(body.len())];
+    let mut keys: Vec<String> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("### "))
+        .flat_map(|h| {
+            h.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// The keys the loader accepts at a level, from the schema generated from
+/// its own serde shapes.
+fn accepted(def: Option<&str>) -> Vec<String> {
+    let schema: serde_json::Value = serde_json::from_str(&faultmatrix::load::schema::render(
+        faultmatrix::load::schema::Kind::Matrix,
+    ))
+    .unwrap();
+    let node = match def {
+        None => &schema,
+        Some(d) => &schema["$defs"][d],
+    };
+    let mut keys: Vec<String> = node["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn format_md_documents_every_key_the_loader_accepts() {
+    for (section, def) in [
+        ("File keys", None),
+        ("Row keys", Some("RawRow")),
+        ("`expect` keys", Some("RawExpect")),
+    ] {
+        assert_eq!(
+            documented(section),
+            accepted(def),
+            "docs/format.md `## {section}` against the loader's keys"
+        );
+    }
+}
+
+#[test]
+fn the_terminal_stop_is_documented_as_one_call_with_the_terminal_code() {
+    let text = std::fs::read_to_string("docs/format.md").unwrap();
+    assert!(text.contains("exactly one call *answered with the terminal code*"));
+    assert!(text.contains("replays as `201`"));
+}
+
+#[test]
+fn unused_repeated_answers_are_counted_once() {
+    let e = verdict(
+        "  - name: r
+    inject: { A: [200, { status: 503, repeat: 5 }] }
+    expect: { stop: success }
+",
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("route A: 5 scripted answers were never requested (503 x5); 1 call was made"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_part_of_a_stop_reason_gets_a_suggestion() {
+    let text = matrix("  - name: r\n    inject: { A: [200] }\n    expect: { stop: refused }\n");
+    let e = match load_text("friction.yaml", &text, None, &Systems::new()) {
+        Ok(_) => panic!("`refused` was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("did you mean `guidance-refused` or `switch-refused`?"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_json_schema_enumerates_the_reference_stop_reasons() {
+    let schema: serde_json::Value = serde_json::from_str(&faultmatrix::load::schema::render(
+        faultmatrix::load::schema::Kind::Matrix,
+    ))
+    .unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let doc = |system: &str, stop: &str| -> serde_json::Value {
+        let yaml = format!(
+            "title: t\nsystem: {system}\nrows:\n  - name: a\n    expect: {{ stop: {stop} }}\n"
+        );
+        serde_json::to_value(serde_yaml::from_str::<serde_yaml::Value>(&yaml).unwrap()).unwrap()
+    };
+    assert!(!v.is_valid(&doc("reference", "sucess")));
+    assert!(v.is_valid(&doc("reference", "success")));
+    // A custom system reports its own stop reasons.
+    assert!(v.is_valid(&doc("chat-client", "gave-up")));
+}
