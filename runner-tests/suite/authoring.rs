@@ -41,7 +41,7 @@ impl Tree {
     }
 
     fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_faultmatrix"));
+        let mut cmd = Command::new(crate::common::bin());
         cmd.args(args).current_dir(self.dir.path());
         for k in [
             "CI",
@@ -306,7 +306,8 @@ fn reports_junit_markdown_and_annotations() {
 fn a_terminal_gets_colour_without_asking() {
     // `script` (util-linux, essential on Debian) gives the binary a pty.
     let t = Tree::new(FAILING);
-    let bin = env!("CARGO_BIN_EXE_faultmatrix");
+    let bin = crate::common::bin();
+    let bin = bin.display();
     let o = Command::new("script")
         .args(["-qec", &format!("{bin} run matrices"), "/dev/null"])
         .current_dir(t.dir.path())
