@@ -276,10 +276,17 @@ fn reports_junit_markdown_and_annotations() {
     assert_eq!(xml.matches("<testcase ").count(), 2);
     assert_eq!(xml.matches("<failure ").count(), 1);
     assert!(
-        xml.contains("<testsuites name=\"faultmatrix\" tests=\"2\" failures=\"1\" skipped=\"0\">")
+        xml.contains(
+            "<testsuites name=\"faultmatrix\" tests=\"2\" failures=\"1\" errors=\"0\" time=\""
+        ),
+        "{xml}"
     );
-    assert!(xml.contains("<testcase classname=\"matrices/auth.yaml\" name=\"wrong &lt;wait&gt; &amp; more\" file=\"matrices/auth.yaml\" line=\"11\">"), "{xml}");
-    assert!(xml.contains("<testcase classname=\"matrices/auth.yaml\" name=\"passes\" file=\"matrices/auth.yaml\"/>"), "{xml}");
+    assert!(xml.contains("<testcase classname=\"matrices/auth.yaml\" name=\"wrong &lt;wait&gt; &amp; more\" time=\""), "{xml}");
+    assert!(xml.contains("<property name=\"line: wrong &lt;wait&gt; &amp; more\" value=\"matrices/auth.yaml:11\"/>"), "{xml}");
+    assert!(
+        xml.contains("<testcase classname=\"matrices/auth.yaml\" name=\"passes\" time=\""),
+        "{xml}"
+    );
     assert!(xml.contains("- A1 503 UPSTREAM_UNAVAILABLE retry wait=2s\n+ A1 503 UPSTREAM_UNAVAILABLE retry wait=1s\n"));
 
     let md = std::fs::read_to_string(t.path("out.md")).unwrap();
