@@ -15,6 +15,7 @@ mod docs;
 mod html_browser;
 mod junit;
 mod layers;
+mod live;
 mod registry;
 mod rules;
 mod runner;
