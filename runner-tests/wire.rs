@@ -7,8 +7,13 @@
 //! - `wrong-client::…`: deliberately wrong clients fail with a diff naming
 //!   the call.
 //!
-//! The openai rows need `.venv` (made by `.ci/run`). Without it they are
-//! ignored with a note, unless `CI` is set, where they fail.
+//! The openai rows need `.venv` (made by `.ci/run`). Whether the SDK is
+//! there is decided when the trials are listed (a harness requirement), so
+//! `--list`, nextest and libtest agree: without it the rows are ignored,
+//! and under `CI` they fail with the install command.
+//!
+//! Paths are found at run time (`runner-tests/paths.rs`), so an archived
+//! build runs on a moved checkout.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,13 +21,17 @@ use std::process::Command;
 use faultmatrix::engine::discover::{self, Found, Loaded};
 use libtest_mimic::{Arguments, Failed, Trial};
 
+#[path = "paths.rs"]
+mod paths;
+
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    paths::workspace()
 }
 
 /// Builds the reqwest example (examples are not built for `--test wire`).
 fn reqwest_client() -> Result<PathBuf, String> {
-    let status = Command::new(env!("CARGO"))
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
         .args(["build", "--quiet", "--example", "reqwest-client"])
         .current_dir(root())
         .status()
@@ -38,19 +47,28 @@ fn reqwest_client() -> Result<PathBuf, String> {
     Ok(dir.join("examples").join("reqwest-client"))
 }
 
-/// The Python with the openai SDK, if there is one.
-fn python() -> Option<PathBuf> {
+/// The Python the openai rows use: the venv's when there is one.
+fn python() -> PathBuf {
     let venv = root().join(".venv/bin/python");
-    let py = if venv.exists() {
+    if venv.exists() {
         venv
     } else {
         PathBuf::from("python3")
-    };
-    let ok = Command::new(&py)
-        .args(["-c", "import openai"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    ok.then_some(py)
+    }
+}
+
+/// The openai rows need the SDK importable by [`python`].
+fn openai_sdk(py: &Path) -> faultmatrix::harness::Requirement {
+    faultmatrix::harness::Requirement {
+        rows: "runner-tests/wire/openai/".into(),
+        probe: vec![
+            py.display().to_string(),
+            "-c".into(),
+            "import openai".into(),
+        ],
+        what: "the openai Python SDK".into(),
+        install: "python3 -m venv .venv && .venv/bin/pip install -r runner-tests/wire/openai/requirements.txt".into(),
+    }
 }
 
 fn load(path: &str) -> faultmatrix::model::Matrix {
@@ -120,7 +138,7 @@ fn wrong_client_trials() -> Vec<Trial> {
 
 fn seed_over_http_trials() -> Vec<Trial> {
     let mut m = load("matrices/seed-fallback.yaml");
-    faultmatrix::cli::wire::over_http(&mut m, env!("CARGO_BIN_EXE_faultmatrix"));
+    faultmatrix::cli::wire::over_http(&mut m, &paths::bin().to_string_lossy());
     assert!(
         m.command().is_some(),
         "the seed matrix runs the reference system"
@@ -143,7 +161,7 @@ fn seed_over_http_trials() -> Vec<Trial> {
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
     std::env::set_current_dir(root()).expect("the crate root exists");
-    std::env::set_var("FAULTMATRIX_BIN", env!("CARGO_BIN_EXE_faultmatrix"));
+    std::env::set_var("FAULTMATRIX_BIN", paths::bin());
     let listing = args.list;
     // Prepare only what the selected trials need (nextest runs one per process).
     let wants = |words: &[&str]| {
@@ -159,17 +177,9 @@ fn main() -> std::process::ExitCode {
             Err(e) => eprintln!("warning: {e}: the reqwest rows will fail"),
         }
     }
-    let py = if wants(&["openai"]) { python() } else { None };
-    let skip_openai = wants(&["openai"]) && py.is_none() && std::env::var_os("CI").is_none();
-    if let Some(p) = &py {
-        std::env::set_var("FAULTMATRIX_PYTHON", p);
-    } else if skip_openai {
-        eprintln!(
-            "note: the openai SDK is not installed, so the openai rows are ignored; \
-             install it with: python3 -m venv .venv && .venv/bin/pip install -r runner-tests/wire/openai/requirements.txt"
-        );
-    }
-    let harness = faultmatrix::harness::Harness::new("runner-tests/wire");
+    let py = python();
+    std::env::set_var("FAULTMATRIX_PYTHON", &py);
+    let harness = faultmatrix::harness::Harness::new("runner-tests/wire").requires(openai_sdk(&py));
     let mut trials = match harness.trials(&args) {
         Ok(t) => t,
         Err(e) => {
@@ -180,15 +190,6 @@ fn main() -> std::process::ExitCode {
     if trials.is_empty() && !args.exact {
         eprintln!("error: no rows under runner-tests/wire: zero rows is a failure");
         return std::process::ExitCode::from(101);
-    }
-    if skip_openai {
-        trials = trials
-            .into_iter()
-            .map(|t| {
-                let ignore = t.name().contains("/openai/");
-                t.with_ignored_flag(ignore)
-            })
-            .collect();
     }
     trials.extend(seed_over_http_trials());
     trials.extend(wrong_client_trials());

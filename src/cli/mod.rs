@@ -251,7 +251,15 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
         },
         bless: session.clone(),
     };
-    let progress = crate::reports::term::Progress::start(files.len(), &env);
+    // Live: a line per row as it finishes (unless --quiet), a progress
+    // line on a terminal once the run lasts a second (FAULTMATRIX_PROGRESS).
+    let mode = if a.quiet {
+        crate::reports::term::ProgressMode::Never
+    } else {
+        crate::reports::term::ProgressMode::from_env(&env)
+    };
+    let colour = crate::cli::commands::colour(&a.reports, &env);
+    let progress = crate::reports::term::Progress::live(files.len(), mode, !a.quiet, colour);
     let exe = std::env::current_exe()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "faultmatrix".into());
@@ -261,13 +269,14 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
             crate::cli::wire::over_http(m, &exe);
         }
     };
-    let outcome = plan::run_files(
+    let outcome = plan::run_files_live(
         &files,
         loader,
         &selection(&a.select),
         &opts,
         threads,
         &adjust,
+        &|_, r| progress.row_done(r),
         &|_| progress.file_done(),
     );
     progress.finish();
@@ -276,7 +285,9 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
         eprintln!("error: no matrix rows selected: zero rows is a failure, not a pass");
         return EXIT_BAD_INPUT;
     }
-    if let Err(e) = crate::cli::commands::write_reports(&a.reports, &results, a.quiet, &env) {
+    // The row lines were written live: the report adds failures and the
+    // summary, last.
+    if let Err(e) = crate::cli::commands::write_reports(&a.reports, &results, true, &env) {
         eprintln!("error: {e}");
         return EXIT_BAD_INPUT;
     }
