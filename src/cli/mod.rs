@@ -126,7 +126,15 @@ pub fn main() -> ExitCode {
         }
     };
     let env = Env::capture();
-    let loader = Loader::in_dir(Systems::new(), env.cwd.clone());
+    let paths: &[String] = match &cli.command {
+        Command::Run(a) | Command::Record(a) => &a.select.paths,
+        Command::List(a) => &a.paths,
+        Command::Check(a) => &a.paths,
+        Command::Snapshots(a) => &a.paths,
+        _ => &[],
+    };
+    let roots = plan::roots(paths, &env.cwd, env.non_empty("FAULTMATRIX_ROOT"));
+    let loader = Loader::in_dir(Systems::new(), env.cwd.clone()).with_roots(roots);
     ExitCode::from(match cli.command {
         Command::Run(a) => cmd_run(&a, &loader, env, Mode::from_env),
         Command::List(a) => cmd_list(&a, &loader),
