@@ -206,7 +206,17 @@ impl Harness {
         let threads = args.test_threads.unwrap_or_else(discover::default_threads);
         let ci = in_ci(&opts.exec.env);
         let mut probed: Vec<Option<Result<(), String>>> = vec![None; self.requirements.len()];
-        let mut loader = Loader::in_dir(self.systems.clone(), cwd.clone());
+        let root = opts
+            .exec
+            .env
+            .non_empty("FAULTMATRIX_ROOT")
+            .map_or_else(|| self.root.clone(), PathBuf::from);
+        let root = if root.is_relative() && !cwd.as_os_str().is_empty() {
+            cwd.join(root)
+        } else {
+            root
+        };
+        let mut loader = Loader::in_dir(self.systems.clone(), cwd.clone()).with_roots([root]);
         loader.bless = opts.bless.is_some();
         let loaded = discover::load_all(&files, &loader, threads);
         let mut trials = Vec::new();

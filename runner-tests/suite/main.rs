@@ -14,6 +14,7 @@ mod bless;
 mod diagnostics;
 mod docs;
 mod friction;
+mod hardening;
 mod html_browser;
 mod junit;
 mod layers;

@@ -131,7 +131,15 @@ pub fn main() -> ExitCode {
         }
     };
     let env = Env::capture();
-    let mut loader = Loader::in_dir(Systems::new(), env.cwd.clone());
+    let paths: &[String] = match &cli.command {
+        Command::Run(a) | Command::Record(a) => &a.select.paths,
+        Command::List(a) => &a.paths,
+        Command::Check(a) => &a.paths,
+        Command::Snapshots(a) => &a.paths,
+        _ => &[],
+    };
+    let roots = plan::roots(paths, &env.cwd, env.non_empty("FAULTMATRIX_ROOT"));
+    let mut loader = Loader::in_dir(Systems::new(), env.cwd.clone()).with_roots(roots);
     if let Command::Run(a) = &cli.command {
         loader.bless = blessing(a, &env);
     }
