@@ -9,10 +9,15 @@
 //! - `wrong-client::…`: deliberately wrong clients fail with a diff naming
 //!   the call.
 //!
-//! The SDK rows (`openai-python/`, `anthropic-python/`, `openai-node/`, on
-//! the virtual clock) need `.venv-shims` and `shims/node/sdk/node_modules`
-//! (made by `.ci/run`). Without them they are ignored (known when listing),
-//! unless `CI` is set, where they fail with the install command.
+//! The SDK rows (`openai-python/`, `anthropic-python/`, `openai-node/`)
+//! need `.venv-shims` and `shims/node/sdk/node_modules` (made by
+//! `.ci/run`). Whether they are there is decided when the trials are listed
+//! (harness requirements), so `--list`, nextest and libtest agree: without
+//! them the rows are ignored, and under `CI` they fail with the install
+//! command. The wrong clients written with an SDK follow the same rule.
+//!
+//! Paths are found at run time (`runner-tests/paths.rs`), so an archived
+//! build runs on a moved checkout.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,13 +25,17 @@ use std::process::Command;
 use faultmatrix::engine::discover::{self, Found, Loaded};
 use libtest_mimic::{Arguments, Failed, Trial};
 
+#[path = "paths.rs"]
+mod paths;
+
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    paths::workspace()
 }
 
 /// Builds the reqwest example (examples are not built for `--test wire`).
 fn reqwest_client() -> Result<PathBuf, String> {
-    let status = Command::new(env!("CARGO"))
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
         .args(["build", "--quiet", "--example", "reqwest-client"])
         .current_dir(root())
         .status()
@@ -47,40 +56,57 @@ const INSTALL_PYTHON: &str =
     "python3 -m venv .venv-shims && .venv-shims/bin/pip install -r shims/requirements.txt";
 const INSTALL_NODE: &str = "(cd shims/node/sdk && npm ci)";
 
-/// The Python with the openai and anthropic SDKs (`.venv-shims`), if there
-/// is one. Looked up without importing them (an import takes seconds).
-fn python() -> Option<PathBuf> {
-    let py = root().join(".venv-shims/bin/python");
-    let ok = Command::new(&py)
-        .args([
-            "-c",
-            "import importlib.util as u, sys; sys.exit(not (u.find_spec('openai') and u.find_spec('anthropic')))",
-        ])
+/// The Python the SDK rows use: the shims' venv's when there is one.
+fn python() -> PathBuf {
+    let venv = root().join(".venv-shims/bin/python");
+    if venv.exists() {
+        venv
+    } else {
+        PathBuf::from("python3")
+    }
+}
+
+/// The Python SDK rows need both SDKs importable by [`python`] (looked up
+/// without importing them: an import takes seconds).
+fn python_sdks(py: &Path, rows: &str) -> faultmatrix::harness::Requirement {
+    faultmatrix::harness::Requirement {
+        rows: rows.into(),
+        probe: vec![
+            py.display().to_string(),
+            "-c".into(),
+            "import importlib.util as u, sys; sys.exit(not (u.find_spec('openai') and u.find_spec('anthropic')))".into(),
+        ],
+        what: "the openai and anthropic Python SDKs".into(),
+        install: INSTALL_PYTHON.into(),
+    }
+}
+
+/// The Node rows need node and the openai npm package.
+fn node_sdk(rows: &str) -> faultmatrix::harness::Requirement {
+    let pkg = root().join("shims/node/sdk/node_modules/openai/package.json");
+    faultmatrix::harness::Requirement {
+        rows: rows.into(),
+        probe: vec![
+            "node".into(),
+            "-e".into(),
+            format!("require('fs').accessSync({:?})", pkg.display().to_string()),
+        ],
+        what: "the openai npm package".into(),
+        install: INSTALL_NODE.into(),
+    }
+}
+
+/// Whether a probe passes (for the wrong-client trials, which are not
+/// harness rows).
+fn met(req: &faultmatrix::harness::Requirement) -> bool {
+    let Some((prog, args)) = req.probe.split_first() else {
+        return true;
+    };
+    Command::new(prog)
+        .args(args)
+        .stdin(std::process::Stdio::null())
         .output()
-        .is_ok_and(|o| o.status.success());
-    ok.then_some(py)
-}
-
-/// Node with the openai npm package (`shims/node/sdk`), if there is one.
-fn node() -> bool {
-    root()
-        .join("shims/node/sdk/node_modules/openai/package.json")
-        .is_file()
-        && Command::new("node")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-}
-
-/// Which SDK a trial needs, by its path: the install command when missing.
-fn needs<'a>(name: &str, py: bool, node: bool) -> Option<&'a str> {
-    if (name.contains("/openai-python/") || name.contains("/anthropic-python/")) && !py {
-        return Some(INSTALL_PYTHON);
-    }
-    if name.contains("/openai-node/") && !node {
-        return Some(INSTALL_NODE);
-    }
-    None
+        .is_ok_and(|o| o.status.success())
 }
 
 fn load(path: &str) -> faultmatrix::model::Matrix {
@@ -164,7 +190,7 @@ fn wrong_client_trials() -> Vec<Trial> {
 
 fn seed_over_http_trials() -> Vec<Trial> {
     let mut m = load("matrices/seed-fallback.yaml");
-    faultmatrix::cli::wire::over_http(&mut m, env!("CARGO_BIN_EXE_faultmatrix"));
+    faultmatrix::cli::wire::over_http(&mut m, &paths::bin().to_string_lossy());
     assert!(
         m.command().is_some(),
         "the seed matrix runs the reference system"
@@ -187,7 +213,7 @@ fn seed_over_http_trials() -> Vec<Trial> {
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
     std::env::set_current_dir(root()).expect("the crate root exists");
-    std::env::set_var("FAULTMATRIX_BIN", env!("CARGO_BIN_EXE_faultmatrix"));
+    std::env::set_var("FAULTMATRIX_BIN", paths::bin());
     let listing = args.list;
     // Prepare only what the selected trials need (nextest runs one per process).
     let wants = |words: &[&str]| {
@@ -203,21 +229,12 @@ fn main() -> std::process::ExitCode {
             Err(e) => eprintln!("warning: {e}: the reqwest rows will fail"),
         }
     }
-    // Whether the SDKs are there is known when listing too: a trial that
-    // cannot run is ignored in a plain local run (and listed as ignored),
-    // and fails under CI with the install command. Never passed unrun.
     let py = python();
-    let node = node();
-    let ci = std::env::var_os("CI").is_some();
-    if let Some(p) = &py {
-        std::env::set_var("FAULTMATRIX_PYTHON", p);
-    } else if !ci && !listing {
-        eprintln!("note: the Python SDKs are not installed, so their rows are ignored; install them with: {INSTALL_PYTHON}");
-    }
-    if !node && !ci && !listing {
-        eprintln!("note: the openai npm package is not installed, so its rows are ignored; install it with: {INSTALL_NODE}");
-    }
-    let harness = faultmatrix::harness::Harness::new("runner-tests/wire");
+    std::env::set_var("FAULTMATRIX_PYTHON", &py);
+    let harness = faultmatrix::harness::Harness::new("runner-tests/wire")
+        .requires(python_sdks(&py, "runner-tests/wire/openai-python/"))
+        .requires(python_sdks(&py, "runner-tests/wire/anthropic-python/"))
+        .requires(node_sdk("runner-tests/wire/openai-node/"));
     let mut trials = match harness.trials(&args) {
         Ok(t) => t,
         Err(e) => {
@@ -230,21 +247,35 @@ fn main() -> std::process::ExitCode {
         return std::process::ExitCode::from(101);
     }
     trials.extend(seed_over_http_trials());
-    trials.extend(wrong_client_trials());
-    let trials = trials
-        .into_iter()
-        .map(|t| match needs(t.name(), py.is_some(), node) {
-            None => t,
-            Some(_) if !ci => t.with_ignored_flag(true),
-            Some(install) => {
-                let name = t.name().to_string();
-                Trial::test(name, move || {
-                    Err(Failed::from(format!(
-                        "CI is set but this row's SDK is not installed: {install}"
-                    )))
-                })
-            }
+    // The wrong clients written with an SDK: ignored without it, failing
+    // under CI with the install command; never passed unrun.
+    let ci = std::env::var_os("CI").is_some();
+    let wrong_needs = [
+        ("/wire-wrong/openai-python/", python_sdks(&py, "")),
+        ("/wire-wrong/openai-node/", node_sdk("")),
+    ];
+    let unmet: Vec<(&str, String)> = wrong_needs
+        .iter()
+        .filter(|(_, r)| !met(r))
+        .map(|(p, r)| {
+            (
+                *p,
+                format!(
+                    "{} is not installed; install it with: {}",
+                    r.what, r.install
+                ),
+            )
         })
         .collect();
+    trials.extend(wrong_client_trials().into_iter().map(|t| {
+        match unmet.iter().find(|(p, _)| t.name().contains(p)) {
+            None => t,
+            Some(_) if !ci => t.with_ignored_flag(true),
+            Some((_, why)) => {
+                let why = format!("CI is set but {why}");
+                Trial::test(t.name().to_string(), move || Err(Failed::from(why)))
+            }
+        }
+    }));
     libtest_mimic::run(&args, trials).exit_code()
 }

@@ -10,10 +10,15 @@
 mod common;
 
 mod authoring;
+mod bless;
 mod diagnostics;
 mod docs;
+mod friction;
+mod hardening;
 mod html_browser;
+mod junit;
 mod layers;
+mod live;
 mod registry;
 mod rules;
 mod runner;

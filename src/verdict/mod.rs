@@ -6,14 +6,18 @@
 //! |---|---|
 //! | [`failure`] | [`Failure`], [`Problem`], [`Location`] |
 //! | [`compare`] | the trace diff and every other assertion |
+//! | [`lines`] | an observed call against its expected line, by value |
 //! | [`snapshot`] | snapshot rows and their files |
 //! | [`tape`] | tape rows: replay problems, committing or discarding a recording |
 //! | [`tolerance`] | snapping real-time waits onto expected ones |
 //! | [`requests`] | `expect.requests` |
 //! | [`observed`] | what reports show of a row's run |
+//! | [`bless`] | observed values written back into the row's file |
 
+pub mod bless;
 pub mod compare;
 pub mod failure;
+pub mod lines;
 pub mod observed;
 pub mod requests;
 pub mod snapshot;
