@@ -312,6 +312,10 @@ struct RowRun<'a> {
     busy: u64,
     /// `attach` connections: true for stdout.
     attached: BTreeMap<u64, bool>,
+    /// Modules the row's process imported (its `exit.imported`): a warm
+    /// parent preloads them for later rows.
+    imported: Vec<String>,
+    exit_real: Option<Instant>,
 }
 
 /// Counters of one virtual-clock row, for benchmarks and messages.
@@ -325,6 +329,10 @@ pub struct ClockStats {
     pub start_up: Duration,
     /// Real time from the hello to the end of the row.
     pub after_hello: Duration,
+    /// Real time from the first request to the shim's `exit` (else the
+    /// end of the row): the row's own real time, the program's set-up
+    /// before its first call (building a client) excluded.
+    pub from_first_request: Duration,
     /// Whether the row ran as a warm parent's child.
     pub warm: bool,
 }
@@ -1083,6 +1091,13 @@ impl<'a> RowRun<'a> {
             "exit" => {
                 self.draws = self.draws.max(num(&msg, "draws"));
                 self.exit_now = Some(self.now);
+                self.exit_real = Some(Instant::now());
+                if let Some(m) = msg.get("imported").and_then(Value::as_array) {
+                    self.imported = m
+                        .iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect();
+                }
             }
             other => self.fail(
                 format!("the clock shim sent an unknown message `{other}` (protocol v1)"),
@@ -1335,6 +1350,8 @@ pub async fn run_row_stats(
         rounds: 0,
         busy: 0,
         attached: BTreeMap::new(),
+        imported: Vec::new(),
+        exit_real: None,
     };
     let mut rx = rx;
     // A warm parent's child, else a process of its own.
@@ -1515,7 +1532,19 @@ pub async fn run_row_stats(
         }
     }
     acceptor.abort();
-    if let Some(w) = warm_run.take() {
+    if let Some(mut w) = warm_run.take() {
+        // What this row imported, the parent imports before the next spawn.
+        let new: Vec<String> = r
+            .imported
+            .iter()
+            .filter(|m| w.parent.as_ref().is_some_and(|p| !p.preloaded.contains(*m)))
+            .cloned()
+            .collect();
+        if !new.is_empty() && !w.broken && w.send(json!({"op": "preload", "modules": new})).await {
+            if let Some(p) = w.parent.as_mut() {
+                p.preloaded.extend(new);
+            }
+        }
         w.give_back();
     }
     if status.is_none() && wait_error.is_none() {
@@ -1529,6 +1558,11 @@ pub async fn run_row_stats(
         }
     }
     let after_hello = r.hello_real.map_or(Duration::ZERO, |h| h.elapsed());
+    let from_first_request = r.first_request_real.map_or(Duration::ZERO, |f| {
+        r.exit_real
+            .unwrap_or_else(Instant::now)
+            .saturating_duration_since(f)
+    });
     let start_up = r.hello_real.map_or(Duration::ZERO, |h| {
         h.saturating_duration_since(r.spawn_real)
     });
@@ -1567,6 +1601,7 @@ pub async fn run_row_stats(
         busy: r.busy,
         start_up,
         after_hello,
+        from_first_request,
         warm: is_warm,
     };
     let ran = Ran {

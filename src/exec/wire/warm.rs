@@ -50,6 +50,9 @@ pub struct Parent {
     pub buf: Vec<u8>,
     /// Real time its imports took.
     pub import: Duration,
+    /// Modules it was asked to preload (`preload`, from earlier rows'
+    /// `exit.imported`).
+    pub preloaded: std::collections::BTreeSet<String>,
 }
 
 impl Drop for Parent {
@@ -179,6 +182,7 @@ pub fn start(
         chan,
         buf: Vec::new(),
         import: Duration::ZERO,
+        preloaded: Default::default(),
     };
     let _ = parent.chan.set_nonblocking(false);
     let _ = parent.chan.set_nodelay(true);
