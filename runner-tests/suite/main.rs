@@ -13,6 +13,7 @@ mod authoring;
 mod diagnostics;
 mod docs;
 mod html_browser;
+mod http_seam;
 mod layers;
 mod registry;
 mod rules;
