@@ -22,10 +22,10 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
-use crate::base::yaml::{self, Seg, Value, YamlError};
+use crate::base::yaml::Value;
 use crate::contracts::system::{
-    default_final_error, ClassifiedCall, Escalation, FinalError, RowContext, Success, System,
-    SystemResult,
+    default_final_error, read_policy, ClassifiedCall, Escalation, FinalError, RowContext, Success,
+    System, SystemResult,
 };
 use crate::contracts::transport::BoxFuture;
 use crate::exec::http::serve::{HttpRow, SeenCall, SeenOutcome};
@@ -186,10 +186,6 @@ where
             .routes(self.routes.clone()))
         })
     }
-}
-
-fn read_policy<P: DeserializeOwned>(policy: &Value) -> Result<P, Vec<YamlError>> {
-    yaml::from_value(policy, &[Seg::Key("policy".into())]).map_err(|e| vec![e])
 }
 
 /// A built [`HttpSystem`]: the client, its policy, the matrix's registry.

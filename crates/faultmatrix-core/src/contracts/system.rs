@@ -87,3 +87,13 @@ pub fn default_final_error(request_id: &str, calls: &[ClassifiedCall]) -> FinalE
     }
     err
 }
+
+/// Reads a matrix's `policy` block into a system's own settings type; a
+/// typo or a wrong type is a diagnostic with file, line and column (use
+/// `#[serde(deny_unknown_fields)]`). What a factory calls first.
+pub fn read_policy<T: serde::de::DeserializeOwned>(
+    policy: &crate::base::yaml::Value,
+) -> Result<T, Vec<crate::base::yaml::YamlError>> {
+    crate::base::yaml::from_value(policy, &[crate::base::yaml::Seg::Key("policy".into())])
+        .map_err(|e| vec![e])
+}
