@@ -108,7 +108,7 @@ impl Builtin {
             Builtin::Returns => "the system returns: it neither hangs past the row's budget nor runs into the runaway guard",
             Builtin::OneEscalation => "a failed run escalates exactly once, a successful one never",
             Builtin::NoReplay => "once a stream delivered output, the request is never sent again (on any route)",
-            Builtin::CreateKey => "a create without an idempotency key is never retried after a timeout, reset or malformed answer",
+            Builtin::CreateKey => "a create without an idempotency key is never retried after a timeout, reset, malformed answer or broken stream",
             Builtin::HonestStop => "the stop reason matches the trace: success after a success, terminal after a terminal code, partial-output after output, deadline only with a deadline",
             Builtin::RequestId => "the final error keeps the initial request id",
             Builtin::BoundedError => "the final error lists at most 16 attempts (the rest are counted)",
