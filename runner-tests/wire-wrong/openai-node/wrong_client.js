@@ -5,7 +5,7 @@
 'use strict';
 
 const path = require('path');
-const OpenAI = require(process.env.FM_OPENAI_MODULE || path.join(__dirname, '..', '..', '..', 'node', 'sdk', 'node_modules', 'openai'));
+const OpenAI = require(process.env.FM_OPENAI_MODULE || path.join(__dirname, '..', '..', '..', 'shims', 'node', 'sdk', 'node_modules', 'openai'));
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -18,7 +18,7 @@ const path = require('path');
 
 let OpenAI;
 try {
-  OpenAI = require(process.env.FM_OPENAI_MODULE || path.join(__dirname, '..', '..', 'node', 'sdk', 'node_modules', 'openai'));
+  OpenAI = require(process.env.FM_OPENAI_MODULE || path.join(__dirname, '..', '..', '..', 'shims', 'node', 'sdk', 'node_modules', 'openai'));
 } catch (e) {
   process.stderr.write('openai is not installed: (cd shims/node/sdk && npm ci)\n');
   process.exit(3);
