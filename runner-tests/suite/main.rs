@@ -17,6 +17,7 @@ mod friction;
 mod hardening;
 mod html_browser;
 mod junit;
+mod http_seam;
 mod layers;
 mod live;
 mod registry;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 pub mod commands;
 pub mod exit;
+pub mod explore;
 pub mod wire;
 
 use clap::{Parser, Subcommand};
@@ -58,6 +59,10 @@ pub enum Command {
     /// Run the reference system over HTTP against FAULTMATRIX_URL_<ROUTE>
     /// (the command `run --over-http` uses).
     Client(crate::cli::wire::ClientArgs),
+    /// Run generated failure sequences against FILE's system, check its
+    /// invariants, and print the first violation shrunk to a row. See
+    /// docs/explore.md.
+    Explore(crate::cli::explore::ExploreArgs),
 }
 
 /// `codes` options.
@@ -158,6 +163,7 @@ pub fn main() -> ExitCode {
         Command::Snapshots(a) => crate::cli::commands::snapshots(&a, &loader),
         Command::Serve(a) => crate::cli::wire::serve(&a, &loader.systems),
         Command::Client(a) => crate::cli::wire::client(&a, &loader.systems, &env),
+        Command::Explore(a) => crate::cli::explore::explore(&a, &loader.systems, env),
     })
 }
 
