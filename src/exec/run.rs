@@ -78,8 +78,8 @@ pub fn run_row(matrix: &Matrix, row: &Row) -> Observation {
 pub fn run_row_with(matrix: &Matrix, row: &Row, opts: &ExecOptions) -> Observation {
     let system = match &matrix.system {
         SystemUnderTest::Command(spec) => {
-            // A command system runs over HTTP on the real clock.
-            return crate::exec::wire::command::run_row(matrix, row, spec, &opts.env);
+            // A command system runs over HTTP, on its virtual or real clock.
+            return crate::exec::wire::run_row(matrix, row, spec, &opts.env);
         }
         SystemUnderTest::InProcess { system, .. } => system.clone(),
     };

@@ -42,7 +42,7 @@ use crate::contracts::transport::Request;
 use crate::exec::observation::{Observation, RunEnd};
 use crate::exec::scripted::CallRecord;
 use crate::exec::trace::{self, Ending};
-pub use crate::model::command::{Clock, CommandSpec};
+pub use crate::model::command::CommandSpec;
 use crate::model::{Matrix, RouteScript, Row};
 
 /// Expands `${VAR}` and `${VAR:-default}` from the environment; other
@@ -219,10 +219,9 @@ pub fn records_with(calls: &[WireCall], time: fn(Duration) -> Duration) -> Vec<C
         .collect()
 }
 
-/// Runs one row over the wire against a command, on the clock its spec
-/// names: the row's virtual clock through a clock shim
-/// ([`super::vclock`]), or the real clock on a fresh current-thread
-/// runtime. Nothing outlives the call.
+/// Runs one row over the wire against a command on the real clock, on a
+/// fresh current-thread runtime; nothing outlives the call. (The virtual
+/// clock is [`super::vclock`]; [`super::run_row`] picks.)
 pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
     let rt = match crate::exec::runtime::real_time_runtime() {
         Ok(rt) => rt,
@@ -233,10 +232,7 @@ pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Obs
             )
         }
     };
-    match spec.clock {
-        Clock::Virtual => rt.block_on(super::vclock::run_row(matrix, row, spec, env)),
-        Clock::Real => rt.block_on(run_async(matrix, row, spec, env)),
-    }
+    rt.block_on(run_async(matrix, row, spec, env))
 }
 
 /// How the command's run ended.

@@ -24,3 +24,24 @@ pub mod warm;
 
 pub use command::CommandSpec;
 pub use server::FixtureServer;
+
+use crate::base::env::Env;
+use crate::exec::observation::Observation;
+use crate::model::command::Clock;
+use crate::model::{Matrix, Row};
+
+/// Runs one row of a command system on the clock its spec names: the
+/// row's virtual clock through a clock shim ([`vclock`]), or the real clock
+/// ([`command`]), each on a fresh current-thread runtime.
+pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
+    match spec.clock {
+        Clock::Real => command::run_row(matrix, row, spec, env),
+        Clock::Virtual => match crate::exec::runtime::real_time_runtime() {
+            Ok(rt) => rt.block_on(vclock::run_row(matrix, row, spec, env)),
+            Err(e) => Observation::failed(
+                crate::exec::observation::request_id(&matrix.file, &row.name),
+                format!("cannot start a runtime for the clock and fixture server: {e}"),
+            ),
+        },
+    }
+}

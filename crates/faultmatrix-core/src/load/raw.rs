@@ -535,7 +535,9 @@ impl schemars::JsonSchema for SystemSchema {
                         "env": { "description": "Added to the environment.", "type": "object", "additionalProperties": { "type": "string" } },
                         "cwd": { "description": "Working directory, relative to the matrix file (default: its directory).", "type": "string" },
                         "timeout": duration,
-                        "routes": { "description": "Declared routes, in fallback order.", "type": "array", "items": { "type": "string" } }
+                        "routes": { "description": "Declared routes, in fallback order.", "type": "array", "items": { "type": "string" } },
+                        "clock": { "description": "`virtual`: the row's clock, shared with a Python or Node client through its shim (default for those interpreters); `real`: the real clock, waits judged within the tolerance.", "enum": ["virtual", "real"] },
+                        "warm": { "description": "Python on the virtual clock: one warm parent per worker imports the program once and forks a child per row (default true).", "type": "boolean" }
                     }
                 }
             ]
