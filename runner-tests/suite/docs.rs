@@ -151,7 +151,7 @@ fn documented_outputs_and_files_are_exact() {
             let Some(marker) = &b.marker else { continue };
             let where_ = format!("{}:{}", b.doc, b.line);
             let actual = if let Some(args) = marker.strip_prefix("output: faultmatrix ") {
-                let out = Command::new(env!("CARGO_BIN_EXE_faultmatrix"))
+                let out = Command::new(crate::common::bin())
                     .args(args.split_whitespace())
                     .env("CI", "true")
                     .env_remove("GITHUB_ACTIONS")

@@ -7,16 +7,27 @@ use similar::{ChangeTag, TextDiff};
 use crate::exec::run::{Observation, RunEnd};
 use crate::model::{Matrix, Row};
 use crate::verdict::failure::{Problem, ProblemKind};
+use crate::verdict::lines;
 
-/// The observed trace as text, shaped like the row's expected lines.
+/// The observed trace as text, each call read against the expected line
+/// for the same call ([`lines::shown`]): a line that holds is shown as
+/// written, so the diff shows only real differences.
 pub fn observed_text(row: &Row, obs: &Observation) -> String {
+    observed_with_notes(row, obs).0
+}
+
+/// [`observed_text`] and the notes that explain fields shown as absent.
+fn observed_with_notes(row: &Row, obs: &Observation) -> (String, Vec<String>) {
     let expected = row.expect.trace.as_deref().unwrap_or(&[]);
     let mut out = String::new();
+    let mut notes = Vec::new();
     for (i, line) in obs.lines.iter().enumerate() {
-        out.push_str(&line.render(expected.get(i)));
+        let (text, n) = lines::shown(lines::expected_for(expected, i, line), line);
+        out.push_str(&text);
         out.push('\n');
+        notes.extend(n);
     }
-    out
+    (out, notes)
 }
 
 /// The expected trace as text.
@@ -102,7 +113,7 @@ fn first_difference(expected: &str, observed: &str) -> Option<usize> {
 pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
     let mut problems = Problems::default();
     let exp = &row.expect;
-    let observed = observed_text(row, obs);
+    let (observed, notes) = observed_with_notes(row, obs);
 
     if let Some(expected) = expected_text(row) {
         if expected != observed {
@@ -130,8 +141,20 @@ pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
                     ));
                 }
             }
+            for n in &notes {
+                p.push_str("note: ");
+                p.push_str(n);
+                p.push('\n');
+            }
             problems.add(ProblemKind::Trace, p);
         }
+    }
+
+    if exp.pending {
+        problems.add(
+            ProblemKind::Stop,
+            "the row asserts nothing yet: `faultmatrix run --bless` writes its observed trace and stop",
+        );
     }
 
     let stop = obs.stop();
