@@ -1,16 +1,18 @@
 //! Over-the-wire proof, as one libtest-mimic target (`cargo test --test wire`):
 //!
-//! - every row of `runner-tests/wire/**/*.yaml`: the openai Python SDK and a
-//!   reqwest client run as command systems against the fixture server;
+//! - every row of `runner-tests/wire/**/*.yaml`: the openai (sync, async)
+//!   and anthropic Python SDKs and the openai Node SDK on the row's virtual
+//!   clock, and a reqwest client on the real clock, as command systems
+//!   against the fixture server;
 //! - `over-http::matrices/seed-fallback.yaml::…`: the seed acceptance matrix
 //!   against the reference system run as a command (`faultmatrix client`);
 //! - `wrong-client::…`: deliberately wrong clients fail with a diff naming
 //!   the call.
 //!
-//! The openai rows need `.venv` (made by `.ci/run`). Whether the SDK is
-//! there is decided when the trials are listed (a harness requirement), so
-//! `--list`, nextest and libtest agree: without it the rows are ignored,
-//! and under `CI` they fail with the install command.
+//! The SDK rows (`openai-python/`, `anthropic-python/`, `openai-node/`, on
+//! the virtual clock) need `.venv-shims` and `shims/node/sdk/node_modules`
+//! (made by `.ci/run`). Without them they are ignored (known when listing),
+//! unless `CI` is set, where they fail with the install command.
 //!
 //! Paths are found at run time (`runner-tests/paths.rs`), so an archived
 //! build runs on a moved checkout.
@@ -59,28 +61,45 @@ fn reqwest_client() -> Result<PathBuf, String> {
     Ok(dir.join("examples").join("reqwest-client"))
 }
 
-/// The Python the openai rows use: the venv's when there is one.
-fn python() -> PathBuf {
-    let venv = root().join(".venv/bin/python");
-    if venv.exists() {
-        venv
-    } else {
-        PathBuf::from("python3")
-    }
+/// How to install what the SDK rows need (`.ci/run` does both).
+const INSTALL_PYTHON: &str =
+    "python3 -m venv .venv-shims && .venv-shims/bin/pip install -r shims/requirements.txt";
+const INSTALL_NODE: &str = "(cd shims/node/sdk && npm ci)";
+
+/// The Python with the openai and anthropic SDKs (`.venv-shims`), if there
+/// is one. Looked up without importing them (an import takes seconds).
+fn python() -> Option<PathBuf> {
+    let py = root().join(".venv-shims/bin/python");
+    let ok = Command::new(&py)
+        .args([
+            "-c",
+            "import importlib.util as u, sys; sys.exit(not (u.find_spec('openai') and u.find_spec('anthropic')))",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some(py)
 }
 
-/// The openai rows need the SDK importable by [`python`].
-fn openai_sdk(py: &Path) -> faultmatrix::harness::Requirement {
-    faultmatrix::harness::Requirement {
-        rows: "runner-tests/wire/openai/".into(),
-        probe: vec![
-            py.display().to_string(),
-            "-c".into(),
-            "import openai".into(),
-        ],
-        what: "the openai Python SDK".into(),
-        install: "python3 -m venv .venv && .venv/bin/pip install -r runner-tests/wire/openai/requirements.txt".into(),
+/// Node with the openai npm package (`shims/node/sdk`), if there is one.
+fn node() -> bool {
+    root()
+        .join("shims/node/sdk/node_modules/openai/package.json")
+        .is_file()
+        && Command::new("node")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+}
+
+/// Which SDK a trial needs, by its path: the install command when missing.
+fn needs<'a>(name: &str, py: bool, node: bool) -> Option<&'a str> {
+    if (name.contains("/openai-python/") || name.contains("/anthropic-python/")) && !py {
+        return Some(INSTALL_PYTHON);
     }
+    if name.contains("/openai-node/") && !node {
+        return Some(INSTALL_NODE);
+    }
+    None
 }
 
 fn load(path: &str) -> faultmatrix::model::Matrix {
@@ -96,7 +115,21 @@ fn load(path: &str) -> faultmatrix::model::Matrix {
 }
 
 fn wrong_client_trials() -> Vec<Trial> {
-    let cases: [(&str, &[&str]); 3] = [
+    let cases: [(&str, &[&str]); 5] = [
+        (
+            "runner-tests/wire-wrong/openai-python/wrong.yaml",
+            &[
+                "- api1 400 INVALID_REQUEST fail\n+ api1 400 INVALID_REQUEST retry wait=1s",
+                "first difference: expected line 1 of the trace, at runner-tests/wire-wrong/openai-python/wrong.yaml:",
+            ],
+        ),
+        (
+            "runner-tests/wire-wrong/openai-node/wrong.yaml",
+            &[
+                "- api1 429 RATE_LIMITED retry wait=2s\n+ api1 429 RATE_LIMITED retry wait=500ms",
+                "first difference: expected line 1 of the trace, at runner-tests/wire-wrong/openai-node/wrong.yaml:",
+            ],
+        ),
         (
             "runner-tests/wire-wrong/extra-retry.yaml",
             &[
@@ -118,7 +151,7 @@ fn wrong_client_trials() -> Vec<Trial> {
             "runner-tests/wire-wrong/short-wait.yaml",
             &[
                 "- A1 500 SERVER_ERROR retry wait=200ms\n+ A1 500 SERVER_ERROR retry wait=1",
-                "expected 200ms ±(50ms + 10%) = 130ms..270ms: ",
+                "expected 200ms ±(20ms + 0%) = 180ms..220ms: ",
                 "ms too short",
             ],
         ),
@@ -189,9 +222,21 @@ fn main() -> std::process::ExitCode {
             Err(e) => eprintln!("warning: {e}: the reqwest rows will fail"),
         }
     }
+    // Whether the SDKs are there is known when listing too: a trial that
+    // cannot run is ignored in a plain local run (and listed as ignored),
+    // and fails under CI with the install command. Never passed unrun.
     let py = python();
-    std::env::set_var("FAULTMATRIX_PYTHON", &py);
-    let harness = faultmatrix::harness::Harness::new("runner-tests/wire").requires(openai_sdk(&py));
+    let node = node();
+    let ci = std::env::var_os("CI").is_some();
+    if let Some(p) = &py {
+        std::env::set_var("FAULTMATRIX_PYTHON", p);
+    } else if !ci && !listing {
+        eprintln!("note: the Python SDKs are not installed, so their rows are ignored; install them with: {INSTALL_PYTHON}");
+    }
+    if !node && !ci && !listing {
+        eprintln!("note: the openai npm package is not installed, so its rows are ignored; install it with: {INSTALL_NODE}");
+    }
+    let harness = faultmatrix::harness::Harness::new("runner-tests/wire");
     let mut trials = match harness.trials(&args) {
         Ok(t) => t,
         Err(e) => {
@@ -205,5 +250,20 @@ fn main() -> std::process::ExitCode {
     }
     trials.extend(seed_over_http_trials());
     trials.extend(wrong_client_trials());
+    let trials = trials
+        .into_iter()
+        .map(|t| match needs(t.name(), py.is_some(), node) {
+            None => t,
+            Some(_) if !ci => t.with_ignored_flag(true),
+            Some(install) => {
+                let name = t.name().to_string();
+                Trial::test(name, move || {
+                    Err(Failed::from(format!(
+                        "CI is set but this row's SDK is not installed: {install}"
+                    )))
+                })
+            }
+        })
+        .collect();
     libtest_mimic::run(&args, trials).exit_code()
 }

@@ -206,7 +206,18 @@ impl Harness {
         let threads = args.test_threads.unwrap_or_else(discover::default_threads);
         let ci = in_ci(&opts.exec.env);
         let mut probed: Vec<Option<Result<(), String>>> = vec![None; self.requirements.len()];
-        let loader = Loader::in_dir(self.systems.clone(), cwd.clone());
+        let root = opts
+            .exec
+            .env
+            .non_empty("FAULTMATRIX_ROOT")
+            .map_or_else(|| self.root.clone(), PathBuf::from);
+        let root = if root.is_relative() && !cwd.as_os_str().is_empty() {
+            cwd.join(root)
+        } else {
+            root
+        };
+        let mut loader = Loader::in_dir(self.systems.clone(), cwd.clone()).with_roots([root]);
+        loader.bless = opts.bless.is_some();
         let loaded = discover::load_all(&files, &loader, threads);
         let mut trials = Vec::new();
         let mut registries = Vec::new();
@@ -314,9 +325,20 @@ impl Harness {
         let env = Env::capture();
         let mut this = self;
         select_from_env(&mut args, &mut this.tags, &mut this.globs, &env);
+        if matches!(env.var("FAULTMATRIX_BLESS"), Some("1") | Some("true")) {
+            if let Some(why) = crate::verdict::bless::refused_under_ci(&env) {
+                eprintln!("error: {why}");
+                return ExitCode::from(101);
+            }
+            let opts = this
+                .options
+                .get_or_insert_with(|| RunOptions::from_env(env.clone()));
+            opts.bless = Some(Arc::new(crate::verdict::bless::Session::new()));
+        }
         if this.options.is_none() {
             this.options = Some(RunOptions::from_env(env));
         }
+        let session = this.options.as_ref().and_then(|o| o.bless.clone());
         let trials = match this.trials(&args) {
             Ok(t) => keep_filtered(t, &filters, args.exact),
             Err(e) => {
@@ -332,7 +354,11 @@ impl Harness {
             );
             return ExitCode::from(101);
         }
-        libtest_mimic::run(&args, trials).exit_code()
+        let code = libtest_mimic::run(&args, trials).exit_code();
+        if let Some(summary) = session.and_then(|s| s.summary()) {
+            eprint!("{summary}");
+        }
+        code
     }
 }
 

@@ -93,6 +93,8 @@ fn every_documented_example_is_a_tested_file() {
     files_under(Path::new("matrices"), &mut yaml_sources);
     // Over-the-wire matrices, run by `cargo test --test wire`.
     files_under(Path::new("runner-tests/wire"), &mut yaml_sources);
+    // Rust clients in-process, run by `cargo test --test clients`.
+    files_under(Path::new("runner-tests/clients"), &mut yaml_sources);
     let yaml_texts: Vec<String> = yaml_sources
         .iter()
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))

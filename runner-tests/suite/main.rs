@@ -10,10 +10,14 @@
 mod common;
 
 mod authoring;
+mod bless;
 mod diagnostics;
 mod docs;
+mod friction;
+mod hardening;
 mod html_browser;
 mod junit;
+mod http_seam;
 mod layers;
 mod live;
 mod registry;

@@ -62,6 +62,48 @@ pub fn resolve(paths: &[String], cwd: &Path) -> Result<Vec<Found>, EngineError> 
     Ok(out)
 }
 
+/// The roots a run's matrices stay inside (see `base::confine`): each
+/// directory argument (a file argument's folder, a glob's literal prefix;
+/// default `matrices`), or only `configured` (`FAULTMATRIX_ROOT`) when set.
+/// Relative roots are taken from `cwd`.
+pub fn roots(paths: &[String], cwd: &Path, configured: Option<&str>) -> Vec<PathBuf> {
+    let at = |p: &Path| {
+        if p.is_absolute() || cwd.as_os_str().is_empty() {
+            p.to_path_buf()
+        } else {
+            cwd.join(p)
+        }
+    };
+    if let Some(root) = configured {
+        return vec![at(Path::new(root))];
+    }
+    let default = ["matrices".to_string()];
+    let paths = if paths.is_empty() {
+        &default[..]
+    } else {
+        paths
+    };
+    paths
+        .iter()
+        .map(|p| {
+            let literal: PathBuf = Path::new(p)
+                .components()
+                .take_while(|c| {
+                    !c.as_os_str()
+                        .to_string_lossy()
+                        .contains(['*', '?', '[', '{'])
+                })
+                .collect();
+            let full = at(&literal);
+            if full.is_dir() {
+                full
+            } else {
+                full.parent().map(Path::to_path_buf).unwrap_or(full)
+            }
+        })
+        .collect()
+}
+
 /// A path that cannot be read, as an engine error.
 pub fn unreadable(path: &str, e: &std::io::Error) -> EngineError {
     EngineErrorKind::Unreadable {

@@ -55,6 +55,9 @@ pub struct RunOptions {
     pub verdict: verdict::Options,
     /// Which observed runs to keep.
     pub capture: Capture,
+    /// Blessing: failing rows' observed values are written into their
+    /// files (`faultmatrix run --bless`, `FAULTMATRIX_BLESS=1`).
+    pub bless: Option<Arc<verdict::bless::Session>>,
 }
 
 impl RunOptions {
@@ -68,6 +71,7 @@ impl RunOptions {
             },
             exec: ExecOptions::from_env(env),
             capture: Capture::Off,
+            bless: None,
         }
     }
 }
@@ -80,6 +84,12 @@ pub fn run_row(
 ) -> (Result<(), Failure>, Option<ObservedRun>) {
     let obs = crate::exec::run::run_row_with(matrix, row, &opts.exec);
     let (verdict, obs) = verdict::judge(matrix, row, obs, &opts.verdict);
+    let verdict = match (&opts.bless, verdict) {
+        (Some(session), Err(failure)) => session.bless(matrix, row, &obs, failure, |blessed| {
+            verdict::judge(matrix, blessed, obs.clone(), &opts.verdict).0
+        }),
+        (_, v) => v,
+    };
     let observed = opts
         .capture
         .keep(verdict.is_err())
