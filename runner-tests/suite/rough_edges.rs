@@ -106,7 +106,11 @@ fn nested_harness_runs_write_their_report_to_a_logfile() {
     let mut files = Vec::new();
     files_under(&root.join("src"), "rs", &mut files);
     files_under(&root.join("runner-tests"), "rs", &mut files);
-    let entry_points = ["src/harness.rs", "runner-tests/wire.rs"];
+    let entry_points = [
+        "src/harness.rs",
+        "runner-tests/wire.rs",
+        "runner-tests/clients.rs",
+    ];
     let mut leaks = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
@@ -161,5 +165,38 @@ fn scripts_do_not_pipe_into_head_under_pipefail() {
         bad.is_empty(),
         "a pipe into head under pipefail:\n{}",
         bad.join("\n")
+    );
+}
+
+#[test]
+fn no_test_finds_paths_through_compile_time_variables() {
+    // An archived build runs on another checkout (`--workspace-remap`):
+    // paths baked in by env! point into the checkout that built it.
+    let root = workspace();
+    let mut files = Vec::new();
+    files_under(&root.join("runner-tests"), "rs", &mut files);
+    files_under(&root.join("crates"), "rs", &mut files);
+    let needles = [
+        format!("{}!(\"CARGO_MANIFEST_DIR\")", "env"),
+        format!("{}!(\"CARGO_BIN_EXE_", "env"),
+    ];
+    let mut found = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            if needles.iter().any(|n| line.contains(n.as_str())) {
+                found.push(format!(
+                    "{}:{}: {}",
+                    f.strip_prefix(&root).unwrap().display(),
+                    i + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "compile-time paths (use runner-tests/paths.rs):\n{}",
+        found.join("\n")
     );
 }
