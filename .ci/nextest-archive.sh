@@ -28,6 +28,8 @@ echo "== copy the checkout to $work/built (tracked files only)"
 mkdir "$work/built"
 git ls-files -z | xargs -0 cp --parents -t "$work/built"
 [ -d .venv ] && ln -s "$repo/.venv" "$work/built/.venv"
+[ -d .venv-shims ] && ln -s "$repo/.venv-shims" "$work/built/.venv-shims"
+[ -d shims/node/sdk/node_modules ] && ln -s "$repo/shims/node/sdk/node_modules" "$work/built/shims/node/sdk/node_modules"
 
 echo "== cargo nextest archive (built in $work/built)"
 (cd "$work/built" && cargo build --quiet --example reqwest-client && \
