@@ -304,6 +304,17 @@ fn load_inner(
         }
     };
 
+    if let Some(names) = built.as_ref().and_then(|b| b.routes.as_deref()) {
+        let place = if command.is_some() {
+            RoutesAt::Command
+        } else if sut_name == "reference" {
+            RoutesAt::Policy
+        } else {
+            RoutesAt::System
+        };
+        check_route_names(cx, names, place);
+    }
+
     // Defaults.
     let mut base = Settings::default();
     if let Some(d) = &raw.defaults {
@@ -356,7 +367,7 @@ fn load_inner(
             let first_line = cx.pos(&[key("rows"), Seg::Index(*first), key("name")]).line;
             cx.error(
                 &child(&path, key("name")),
-                format!("duplicate row name `{}`: row names are unique in a file (first used on line {first_line})", rr.name),
+                format!("duplicate row name `{}`: row names are unique in a file (first used on line {first_line})", crate::base::label::escape(&rr.name)),
             );
         } else {
             names.insert(rr.name.clone(), i);
@@ -432,6 +443,52 @@ fn load_inner(
     );
     matrix.deadline = deadline;
     Some(matrix)
+}
+
+/// Where a matrix declares its routes, for positions.
+#[derive(Clone, Copy)]
+enum RoutesAt {
+    Policy,
+    Command,
+    System,
+}
+
+/// Every route name can be written in a trace line (`A1`, `gpt4#1`) and
+/// gets its own `FAULTMATRIX_URL_<ROUTE>` variable: `a-b` and `a_b` (or `a`
+/// and `A`) would share one, and a failure over HTTP would be blamed on the
+/// wrong route.
+fn check_route_names(cx: &mut Ctx<'_>, names: &[String], at: RoutesAt) {
+    let path = |i: usize| match at {
+        RoutesAt::Policy => vec![key("policy"), key("routes"), Seg::Index(i), key("name")],
+        RoutesAt::Command => vec![key("system"), key("routes"), Seg::Index(i)],
+        RoutesAt::System => vec![key("system")],
+    };
+    let mut vars: HashMap<String, &str> = HashMap::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let writable = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !writable {
+            let shown = crate::base::label::escape(name);
+            cx.error(
+                &path(i),
+                format!("route name `{shown}` cannot be written in a trace line: use ASCII letters, digits, `-`, `_` and `.`"),
+            );
+            continue;
+        }
+        let var = crate::base::label::route_var("FAULTMATRIX_URL_", name);
+        if let Some(first) = vars.get(&var) {
+            if *first != name.as_str() {
+                cx.error(
+                    &path(i),
+                    format!("routes `{first}` and `{name}` would share the variable {var} over HTTP: rename one"),
+                );
+            }
+        } else {
+            vars.insert(var, name);
+        }
+    }
 }
 
 /// One diagnostic on the `registry:` key of a matrix whose registry does
