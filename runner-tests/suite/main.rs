@@ -10,11 +10,16 @@
 mod common;
 
 mod authoring;
+mod bless;
 mod diagnostics;
 mod docs;
+mod friction;
 mod hardening;
 mod html_browser;
+mod junit;
+mod http_seam;
 mod layers;
+mod live;
 mod registry;
 mod rules;
 mod runner;

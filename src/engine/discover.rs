@@ -113,7 +113,8 @@ pub fn load_one(found: &Found, loader: &Loader) -> Loaded {
             }
         }
     };
-    if is_registry(&text) {
+    // Explore mode's invariants files are not matrices either.
+    if is_registry(&text) || crate::load::invariants::is_invariants(&text) {
         return Loaded::Registry;
     }
     match loader.load_text_at(&found.display, &text, &found.path) {

@@ -13,5 +13,6 @@ pub mod redact;
 pub mod sse;
 pub mod url;
 pub mod yaml;
+pub mod yaml_edit;
 
 pub use faultmatrix_controller::outcome::lock;

@@ -31,6 +31,9 @@ pub struct Loader {
     /// The run's working directory: paths in messages are shown relative
     /// to it (empty: as given).
     pub cwd: PathBuf,
+    /// Blessing: a row that asserts nothing yet loads as pending (its
+    /// expectations are written from what it does) instead of an error.
+    pub bless: bool,
     /// The configured roots (see [`crate::base::confine`]): a matrix's
     /// paths stay inside the longest root holding it, else inside its own
     /// directory.
@@ -51,6 +54,7 @@ impl Loader {
             systems,
             registries: RegistryCache::in_dir(cwd.clone()),
             cwd,
+            bless: false,
             roots: Vec::new(),
         }
     }
@@ -88,6 +92,7 @@ impl Loader {
         dir: Option<&Path>,
     ) -> Result<Matrix, FileErrors> {
         let mut cx = Ctx::new(display, text);
+        cx.pending_ok = self.bless;
         let result = load_inner(&mut cx, text, dir, None, self);
         cx.finish(result)
     }
@@ -101,6 +106,7 @@ impl Loader {
         path: &Path,
     ) -> Result<Matrix, FileErrors> {
         let mut cx = Ctx::new(display, text);
+        cx.pending_ok = self.bless;
         let result = load_inner(&mut cx, text, path.parent(), Some(path), self);
         cx.finish(result)
     }
