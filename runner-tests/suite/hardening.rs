@@ -340,3 +340,22 @@ fn row_names_are_escaped_in_test_names_and_reports() {
     }
     assert!(!out.contains("two\nlines"), "{out}");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn stale_recording_files_of_dead_processes_are_removed_on_the_next_recording() {
+    let t = Tree::new();
+    // Above any pid_max: that process cannot exist. Pid 1 always does.
+    let dead = write(&t.root(), "tapes/.t.yaml.recording-999999999-0", "partial");
+    let live = write(&t.root(), "tapes/.t.yaml.recording-1-0", "partial");
+    let other = write(&t.root(), "tapes/.u.yaml.recording-999999999-0", "partial");
+    let m = t
+        .load(&tape_row("tapes/t.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let up = Upstream::start(vec![Reply::json(200, "{}")]).unwrap();
+    run(&m, &record_mode(&up)).unwrap();
+    assert!(!dead.exists(), "a dead process's temp file is removed");
+    assert!(live.exists(), "a live process's temp file is kept");
+    assert!(other.exists(), "only this tape's temp files are considered");
+    assert!(t.root().join("tapes/t.yaml").is_file());
+}
