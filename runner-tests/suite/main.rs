@@ -12,6 +12,7 @@ mod common;
 mod authoring;
 mod diagnostics;
 mod docs;
+mod explore;
 mod html_browser;
 mod layers;
 mod registry;
