@@ -258,3 +258,52 @@ fn the_json_schema_enumerates_the_reference_stop_reasons() {
     // A custom system reports its own stop reasons.
     assert!(v.is_valid(&doc("chat-client", "gave-up")));
 }
+
+#[test]
+fn policy_keys_can_be_set_per_row() {
+    // The file backs off from 1.5s; this row from 4s, the next with a
+    // budget of one call on A.
+    verdict(
+        "  - name: r
+    policy: { backoff: { initial: 4s } }
+    inject: { A: [503, 503, 200] }
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=4s
+        A2 503 UPSTREAM_UNAVAILABLE retry wait=8s
+        A3 200 return
+",
+    )
+    .unwrap();
+    verdict(
+        "  - name: r
+    policy: { routes: [{ name: A, attempts: 1 }, { name: B, attempts: 1 }] }
+    inject: { A: [503], B: [200] }
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE switch
+        B1 200 return
+",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_row_policy_is_validated_with_the_file_s_messages_at_the_row_s_key() {
+    let text = matrix(
+        "  - name: r
+    policy: { backoff: { factr: 3 } }
+    inject: { A: [200] }
+    expect: { stop: success }
+",
+    );
+    let e = match load_text("friction.yaml", &text, None, &Systems::new()) {
+        Ok(_) => panic!("`factr` was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("did you mean `factor`"), "{e}");
+    assert!(
+        e.contains("friction.yaml:8:26"),
+        "points at the row's key: {e}"
+    );
+}

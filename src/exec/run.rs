@@ -81,7 +81,11 @@ pub fn run_row_with(matrix: &Matrix, row: &Row, opts: &ExecOptions) -> Observati
             // A command system runs over HTTP on the real clock.
             return crate::exec::wire::command::run_row(matrix, row, spec, &opts.env);
         }
-        SystemUnderTest::InProcess { system, .. } => system.clone(),
+        SystemUnderTest::InProcess { system, .. } => row
+            .settings
+            .system
+            .as_ref()
+            .map_or_else(|| system.clone(), |s| s.system.clone()),
     };
     let rt = paused_runtime();
     rt.block_on(run_row_async(matrix, row, system.as_ref(), opts))

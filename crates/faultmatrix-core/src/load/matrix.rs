@@ -309,15 +309,44 @@ fn load_inner(cx: &mut Ctx<'_>, text: &str, dir: Option<&Path>, loader: &Loader)
         }
         let (tape, record) = (rr.tape.take(), rr.record.take());
         let has_inject = rr.inject.is_some();
+        // A row's own policy keys build its own system.
+        let mut row_routes = routes.clone();
+        let mut row_system = None;
+        if let Some(over) = rr.policy.take() {
+            match (&command, systems.get(&sut_name)) {
+                (None, Some(factory)) => {
+                    match super::row_policy::build(
+                        cx,
+                        factory,
+                        raw.policy.as_ref(),
+                        &over,
+                        &path,
+                        &registry,
+                    ) {
+                        Some((s, r)) => {
+                            row_routes = r.or(row_routes);
+                            row_system = Some(s);
+                        }
+                        None => continue,
+                    }
+                }
+                (Some(_), _) => cx.error(
+                    &child(&path, key("policy")),
+                    "a command system has no `policy`: its configuration is its own (set `env` in `system:`)",
+                ),
+                (None, None) => {}
+            }
+        }
         if let Some(mut row) = validate_row(
             cx,
             rr,
             path.clone(),
             &base,
-            routes.as_deref(),
+            row_routes.as_deref(),
             &registry,
             check_stops,
         ) {
+            row.settings.system = row_system;
             let place = TapePlace {
                 dir,
                 config: &tape_config,

@@ -119,6 +119,11 @@ pub struct RawRow {
     #[serde(default)]
     #[schemars(with = "Option<RecordSchema>")]
     pub record: Option<Value>,
+    /// Policy keys for this row only, merged over the file's `policy`
+    /// (mappings merge key by key; any other value replaces the file's).
+    #[serde(default)]
+    #[schemars(with = "Option<PolicySchema>")]
+    pub policy: Option<Value>,
 }
 
 /// The request a row sends.
