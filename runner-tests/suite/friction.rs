@@ -307,3 +307,28 @@ fn a_row_policy_is_validated_with_the_file_s_messages_at_the_row_s_key() {
         "points at the row's key: {e}"
     );
 }
+
+#[test]
+fn a_command_system_s_env_can_be_set_per_row() {
+    let text = "title: t
+system: { command: [sh, -c, 'test \"$FM_WHO\" = row'], env: { FM_WHO: file } }
+rows:
+  - name: the file's env
+    expect: { stop: failed }
+  - name: the row's env
+    env: { FM_WHO: row }
+    expect: { stop: success }
+";
+    let m = load_text("t.yaml", text, None, &Systems::new()).unwrap_or_else(|e| panic!("{e}"));
+    for row in &m.rows {
+        let obs = run_row(&m, row);
+        faultmatrix::verdict::check(&m, row, &obs)
+            .unwrap_or_else(|f| panic!("{}: {}", row.name, f.render()));
+    }
+    let bad = matrix("  - name: r\n    env: { X: y }\n    expect: { stop: success }\n");
+    let e = match load_text("friction.yaml", &bad, None, &Systems::new()) {
+        Ok(_) => panic!("`env` on an in-process row was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("`env` is for a command system"), "{e}");
+}

@@ -318,6 +318,15 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) ->
             Err(e) => return Observation::failed(request_id, format!("system.env.{k}: {e}")),
         }
     }
+    // The row's own environment, over the file's.
+    for (k, v) in &row.settings.env {
+        match expand(v, env) {
+            Ok(v) => {
+                cmd.env(k, v);
+            }
+            Err(e) => return Observation::failed(request_id, format!("env.{k}: {e}")),
+        }
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {

@@ -337,6 +337,17 @@ fn load_inner(cx: &mut Ctx<'_>, text: &str, dir: Option<&Path>, loader: &Loader)
                 (None, None) => {}
             }
         }
+        let row_env: Vec<(String, String)> = match rr.env.take() {
+            Some(_) if command.is_none() => {
+                cx.error(
+                    &child(&path, key("env")),
+                    "`env` is for a command system (`system: { command: [...] }`); an in-process system takes `policy` keys per row",
+                );
+                Vec::new()
+            }
+            Some(env) => env.into_iter().collect(),
+            None => Vec::new(),
+        };
         if let Some(mut row) = validate_row(
             cx,
             rr,
@@ -347,6 +358,7 @@ fn load_inner(cx: &mut Ctx<'_>, text: &str, dir: Option<&Path>, loader: &Loader)
             check_stops,
         ) {
             row.settings.system = row_system;
+            row.settings.env = row_env;
             let place = TapePlace {
                 dir,
                 config: &tape_config,

@@ -124,6 +124,10 @@ pub struct RawRow {
     #[serde(default)]
     #[schemars(with = "Option<PolicySchema>")]
     pub policy: Option<Value>,
+    /// A command system's environment for this row, added over the
+    /// file's `system.env` (`${VAR}` expands as there).
+    #[serde(default)]
+    pub env: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// The request a row sends.

@@ -76,6 +76,9 @@ pub struct Settings {
     /// The system built from the row's own `policy` keys merged over the
     /// file's, when the row has some.
     pub system: Option<RowSystem>,
+    /// A command system's environment for this row, added after the
+    /// file's `system.env`.
+    pub env: Vec<(String, String)>,
 }
 
 /// A system built for one row (its `policy` merged over the file's).
@@ -109,6 +112,7 @@ impl Default for Settings {
             max_calls: 100,
             tolerance: Tolerance::default(),
             system: None,
+            env: Vec::new(),
         }
     }
 }
