@@ -332,3 +332,46 @@ rows:
     };
     assert!(e.contains("`env` is for a command system"), "{e}");
 }
+
+#[test]
+fn the_wall_clock_is_settable_per_file_and_row() {
+    // A scenario written for 2023: an RFC 850 date 20s after "now" is read
+    // as 2023 (not 1923) and honoured as a 20s wait.
+    let rows = |clock: &str| {
+        format!(
+            "  - name: r
+{clock}    inject:
+      A:
+        - {{ status: 503, headers: {{ Retry-After: 'Friday, 29-Sep-23 12:00:20 GMT' }} }}
+        - 200
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=20s
+        A2 200 return
+"
+        )
+    };
+    verdict(&rows("    clock: { wall: 2023-09-29T12:00:00Z }\n")).unwrap();
+    verdict(&rows(
+        "    clock: { wall: 'Fri, 29 Sep 2023 12:00:00 GMT' }\n",
+    ))
+    .unwrap();
+    // Without a clock the date is in 1923, long past: no guidance.
+    let e = verdict(&rows("")).unwrap_err();
+    assert!(
+        e.contains("+ A1 503 UPSTREAM_UNAVAILABLE retry wait=1500ms"),
+        "{e}"
+    );
+    // Per file.
+    let file =
+        matrix(&rows("")).replace("rows:\n", "clock: { wall: 2023-09-29T12:00:00Z }\nrows:\n");
+    let m = load_text("f.yaml", &file, None, &Systems::new()).unwrap_or_else(|e| panic!("{e}"));
+    let obs = run_row(&m, &m.rows[0]);
+    faultmatrix::verdict::check(&m, &m.rows[0], &obs).unwrap_or_else(|f| panic!("{}", f.render()));
+    let bad = matrix("  - name: r\n    clock: { wall: tomorrow }\n    expect: { stop: success }\n");
+    let e = match load_text("friction.yaml", &bad, None, &Systems::new()) {
+        Ok(_) => panic!("`tomorrow` was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("`tomorrow` is not a wall-clock time"), "{e}");
+}

@@ -119,7 +119,8 @@ async fn run_row_async(
         system_transport,
         s,
         request_id.clone(),
-        crate::load::policy::retry_after::default_wall_start(),
+        s.wall
+            .unwrap_or_else(crate::load::policy::retry_after::default_wall_start),
     );
     let jitter = ctx.jitter.clone();
     let escalations = ctx.escalations.clone();

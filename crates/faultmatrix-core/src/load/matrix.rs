@@ -107,6 +107,8 @@ struct FastMatrix {
     defaults: Option<RawSettings>,
     #[serde(default)]
     tapes: Option<Value>,
+    #[serde(default)]
+    clock: Option<super::clock::RawClock>,
     rows: Vec<RawRow>,
 }
 
@@ -119,6 +121,7 @@ impl FastMatrix {
             registry: self.registry,
             defaults: self.defaults,
             tapes: self.tapes,
+            clock: self.clock,
             rows: Vec::new(),
         };
         (raw, Some(self.rows))
@@ -255,6 +258,12 @@ fn load_inner(cx: &mut Ctx<'_>, text: &str, dir: Option<&Path>, loader: &Loader)
     if let Some(d) = &raw.defaults {
         apply_settings(cx, &mut base, d, &[key("defaults")]);
     }
+    if let Some(wall) = raw.clock.as_ref().and_then(|c| c.wall.as_deref()) {
+        match super::clock::parse_wall(wall) {
+            Ok(at) => base.wall = Some(at),
+            Err(e) => cx.error(&[key("clock"), key("wall")], e),
+        }
+    }
 
     // Tape settings.
     let tape_config = match crate::load::tape::parse_config(raw.tapes.as_ref()) {
@@ -337,6 +346,7 @@ fn load_inner(cx: &mut Ctx<'_>, text: &str, dir: Option<&Path>, loader: &Loader)
                 (None, None) => {}
             }
         }
+        let row_clock = rr.clock.take();
         let row_env: Vec<(String, String)> = match rr.env.take() {
             Some(_) if command.is_none() => {
                 cx.error(
@@ -359,6 +369,12 @@ fn load_inner(cx: &mut Ctx<'_>, text: &str, dir: Option<&Path>, loader: &Loader)
         ) {
             row.settings.system = row_system;
             row.settings.env = row_env;
+            if let Some(wall) = row_clock.as_ref().and_then(|c| c.wall.as_deref()) {
+                match super::clock::parse_wall(wall) {
+                    Ok(at) => row.settings.wall = Some(at),
+                    Err(e) => cx.error(&child(&path, key("clock")), e),
+                }
+            }
             let place = TapePlace {
                 dir,
                 config: &tape_config,

@@ -9,6 +9,7 @@
 //! | [`ctx`] | collecting one file's diagnostics with positions |
 //! | [`matrix`] | a matrix file: fast path, slow path, registry, system, rows |
 //! | [`rows`], [`settings`], [`entries`], [`expect`] | a row, its settings, script entries, expectations |
+//! | [`clock`] | `clock:`: where a file's or row's wall clock starts |
 //! | [`row_policy`] | a row's own `policy` keys, merged over the file's |
 //! | [`trace_line`] | the grammar of an expected trace line |
 //! | [`registry`], [`cache`] | registry files, the built-in registry, parsed once per text |
@@ -18,6 +19,7 @@
 
 pub mod built;
 pub mod cache;
+pub mod clock;
 pub mod command;
 pub mod ctx;
 pub mod entries;

@@ -25,6 +25,10 @@ pub struct RawMatrix {
     #[serde(default)]
     #[schemars(with = "Option<PolicySchema>")]
     pub policy: Option<Value>,
+    /// Where every row's wall clock starts: `{ wall: 2023-09-29T12:00:00Z }`
+    /// (an HTTP-date or RFC 3339; default Sun, 06 Nov 1994 08:49:37 GMT).
+    #[serde(default)]
+    pub clock: Option<crate::load::clock::RawClock>,
     /// A reason-code registry, relative to this file (default: the built-in registry).
     #[serde(default)]
     pub registry: Option<String>,
@@ -128,6 +132,9 @@ pub struct RawRow {
     /// file's `system.env` (`${VAR}` expands as there).
     #[serde(default)]
     pub env: Option<std::collections::BTreeMap<String, String>>,
+    /// Where this row's wall clock starts (over the file's `clock`).
+    #[serde(default)]
+    pub clock: Option<crate::load::clock::RawClock>,
 }
 
 /// The request a row sends.

@@ -79,6 +79,9 @@ pub struct Settings {
     /// A command system's environment for this row, added after the
     /// file's `system.env`.
     pub env: Vec<(String, String)>,
+    /// Where the row's wall clock starts (`clock.wall`); default RFC
+    /// 9110's example date.
+    pub wall: Option<std::time::SystemTime>,
 }
 
 /// A system built for one row (its `policy` merged over the file's).
@@ -113,6 +116,7 @@ impl Default for Settings {
             tolerance: Tolerance::default(),
             system: None,
             env: Vec::new(),
+            wall: None,
         }
     }
 }
