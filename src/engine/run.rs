@@ -99,6 +99,8 @@ pub fn run_row(
 
 /// A row's result (ignored rows are not run).
 pub fn row_result(matrix: &Matrix, row: &Row, opts: &RunOptions) -> RowResult {
+    let started = std::time::Instant::now();
+    let ran = row.ignore.is_none();
     let (verdict, observed) = match &row.ignore {
         Some(reason) => (Verdict::Ignored(reason.clone()), None),
         None => {
@@ -117,5 +119,9 @@ pub fn row_result(matrix: &Matrix, row: &Row, opts: &RunOptions) -> RowResult {
         tags: row.tags.clone(),
         verdict,
         observed: observed.map(Box::new),
+        meta: crate::engine::results::RowMeta {
+            time: ran.then(|| started.elapsed()),
+            line: Some(matrix.row_pos(row).line).filter(|l| *l > 0),
+        },
     }
 }

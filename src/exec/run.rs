@@ -48,7 +48,7 @@ impl ExecOptions {
     }
 }
 
-pub use crate::exec::runtime::{paused_runtime, real_time_runtime};
+pub use crate::exec::runtime::{paused_io_runtime, paused_runtime, real_time_runtime};
 
 /// What a row hands its system: the transport, the row's request,
 /// deadline and jitter, a fresh escalation sink, and the wall clock's start.
@@ -87,7 +87,11 @@ pub fn run_row_with(matrix: &Matrix, row: &Row, opts: &ExecOptions) -> Observati
             .as_ref()
             .map_or_else(|| system.clone(), |s| s.system.clone()),
     };
-    let rt = paused_runtime();
+    let rt = if system.needs_io() {
+        paused_io_runtime()
+    } else {
+        paused_runtime()
+    };
     rt.block_on(run_row_async(matrix, row, system.as_ref(), opts))
 }
 

@@ -48,7 +48,11 @@ pub fn judge(
     mut obs: Observation,
     opts: &Options,
 ) -> (Result<(), Failure>, Observation) {
-    if matrix.command().is_some() {
+    // Real-clock rows only: a virtual-clock command compares exactly.
+    if matrix
+        .command()
+        .is_some_and(|c| c.clock == crate::model::command::Clock::Real)
+    {
         tolerance::snap(row, &mut obs, &row.settings.tolerance);
     }
     let problems = tape::problems(row, &obs, || {

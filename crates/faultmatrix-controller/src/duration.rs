@@ -11,10 +11,19 @@ use std::time::Duration;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+/// The longest duration a file may give: 10 years (3650 days of 24 h).
+/// Longer values are refused rather than clamped (tokio's timers clamp at
+/// about 30 years, and a virtual clock must keep every wait exactly).
+pub const MAX: Duration = Duration::from_secs(3650 * 24 * 3600);
+
+/// [`MAX`] as the messages write it.
+pub const MAX_TEXT: &str = "87600h (10 years)";
+
 /// Parses a duration in the humantime grammar, plus fractions: one or
 /// more spans of a number and a unit, with or without spaces between them
 /// (`30s`, `250ms`, `1.5s`, `2m`, `1m30s`, `1m 30s`, `2min`, `2sec`,
-/// `1h 5min`), or a bare `0`.
+/// `1h 5min`), or a bare `0`. At most [`MAX`]; digits finer than a
+/// nanosecond are refused, never dropped.
 ///
 /// Units: `ns`/`nsec`, `us`/`µs`/`usec`, `ms`/`msec`/`millis`,
 /// `s`/`sec`/`secs`/`second`/`seconds`, `m`/`min`/`mins`/`minute`/`minutes`,
@@ -51,13 +60,12 @@ pub fn parse(text: &str) -> Result<Duration, String> {
                 "`{t}` has unknown unit `{unit}`: expected one of ns, us, ms, s, m, h, d, w (or sec, min, hr, ...)"
             )
         })?;
-        nanos = nanos
-            .checked_add(span(t, num, per)?)
-            .ok_or_else(|| format!("`{t}` is too long"))?;
+        let too_long = || format!("`{t}` is too long: the longest duration is {MAX_TEXT}");
+        nanos = nanos.checked_add(span(t, num, per)?).ok_or_else(too_long)?;
+        if nanos > MAX.as_nanos() {
+            return Err(too_long());
+        }
         rest = next.trim_start();
-    }
-    if nanos > u64::MAX as u128 {
-        return Err(format!("`{t}` is too long"));
     }
     Ok(Duration::from_nanos(nanos as u64))
 }
@@ -90,21 +98,31 @@ fn span(t: &str, num: &str, per: u128) -> Result<u128, String> {
     let int_v: u128 = if int.is_empty() {
         0
     } else {
-        int.parse().map_err(|_| format!("`{t}` is too long"))?
+        int.parse()
+            .map_err(|_| format!("`{t}` is too long: the longest duration is {MAX_TEXT}"))?
     };
-    let mut nanos = int_v
-        .checked_mul(per)
-        .ok_or_else(|| format!("`{t}` is too long"))?;
+    let too_long = || format!("`{t}` is too long: the longest duration is {MAX_TEXT}");
+    let mut nanos = int_v.checked_mul(per).ok_or_else(too_long)?;
     if !frac.is_empty() {
+        if !frac.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!("`{t}` is not a duration"));
+        }
+        // Digits past the 18th are below a nanosecond for every unit: they
+        // must be zeros, never silently dropped.
         let digits = frac.len().min(18) as u32;
+        if frac.bytes().skip(18).any(|b| b != b'0') {
+            return Err(format!("`{t}` is finer than a nanosecond"));
+        }
         let f: u128 = frac[..digits as usize]
             .parse()
             .map_err(|_| format!("`{t}` is not a duration"))?;
-        let add = f * per / 10u128.pow(digits);
-        if add * 10u128.pow(digits) != f * per {
+        let scale = 10u128.pow(digits);
+        // f < 10^18 and per <= 6.048e14 (a week): the product fits a u128.
+        let scaled = f * per;
+        if scaled % scale != 0 {
             return Err(format!("`{t}` is finer than a nanosecond"));
         }
-        nanos += add;
+        nanos = nanos.checked_add(scaled / scale).ok_or_else(too_long)?;
     }
     Ok(nanos)
 }
@@ -228,5 +246,35 @@ mod tests {
         assert!(parse("2 months").unwrap_err().contains("unknown unit"));
         assert!(parse("s").is_err());
         assert!(parse("1.2.3s").is_err());
+    }
+
+    #[test]
+    fn overflow_is_an_error_never_a_wrap_or_a_panic() {
+        // Overflowed a u128 add before: read as 543ns in release, a panic
+        // in debug builds.
+        let e = parse("340282366920938463463374607431768211.999us").unwrap_err();
+        assert!(e.contains("too long"), "{e}");
+        let e = parse("340282366920938463463374607431768211455h").unwrap_err();
+        assert!(e.contains("too long"), "{e}");
+        assert!(parse("99999999999999999999999999999999999999999s").is_err());
+        assert!(parse("87601h").unwrap_err().contains("87600h (10 years)"));
+        assert_eq!(parse("87600h").unwrap(), MAX);
+        assert_eq!(
+            parse("87599.999999999999999999h").unwrap_err(),
+            "`87599.999999999999999999h` is finer than a nanosecond"
+        );
+    }
+
+    #[test]
+    fn digits_below_a_nanosecond_are_refused_not_dropped() {
+        assert!(parse("1.0000000000000000001s")
+            .unwrap_err()
+            .contains("finer"));
+        assert_eq!(
+            parse("1.00000000000000000000s").unwrap(),
+            Duration::from_secs(1)
+        );
+        assert!(parse("1.5ns").unwrap_err().contains("finer"));
+        assert_eq!(parse("0.000000001s").unwrap(), Duration::from_nanos(1));
     }
 }

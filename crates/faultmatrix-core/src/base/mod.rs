@@ -2,6 +2,7 @@
 //! positions, compiler-style diagnostics, server-sent events as text. Imports
 //! nothing of the crate.
 
+pub mod confine;
 pub mod diag;
 pub mod duration;
 pub mod env;
