@@ -375,3 +375,22 @@ fn the_wall_clock_is_settable_per_file_and_row() {
     };
     assert!(e.contains("`tomorrow` is not a wall-clock time"), "{e}");
 }
+
+#[test]
+fn check_warns_when_a_code_caps_a_route_s_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::write(
+        dir.path(),
+        "m.yaml",
+        "title: t\npolicy:\n  routes: [{ name: A, attempts: 5 }, { name: B, attempts: 1 }]\nrows:\n  - name: r\n    inject: { A: [503, 503, 503], B: [200] }\n    expect: { stop: success }\n",
+    );
+    let (code, out, err) = crate::common::cli(dir.path(), &["check", "m.yaml"]);
+    assert_eq!(code, 0, "a warning does not fail check: {out}{err}");
+    assert!(
+        out.contains("warning: route A allows 5 attempts, but the registry caps ")
+            && out.contains("UPSTREAM_UNAVAILABLE at 3 (built-in registry)"),
+        "{out}"
+    );
+    assert!(out.contains(" --> m.yaml:3:33"), "{out}");
+    assert!(!out.contains("route B allows"), "{out}");
+}
