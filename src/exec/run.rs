@@ -1,4 +1,5 @@
-//! Running one row: a fresh current-thread tokio runtime with paused time,
+//! Running one row: a current-thread tokio runtime with paused time (the
+//! thread's, reused while rows leave nothing on it: [`crate::exec::runtime`]),
 //! the row's scripted transport, the system under test, then the horizon
 //! during which any further call is a failure ("never called again").
 //!
@@ -83,8 +84,7 @@ pub fn run_row_with(matrix: &Matrix, row: &Row, opts: &ExecOptions) -> Observati
         }
         SystemUnderTest::InProcess { system, .. } => system.clone(),
     };
-    let rt = paused_runtime();
-    rt.block_on(run_row_async(matrix, row, system.as_ref(), opts))
+    crate::exec::runtime::block_on_paused(run_row_async(matrix, row, system.as_ref(), opts))
 }
 
 async fn run_row_async(
