@@ -8,15 +8,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use faultmatrix::base::yaml::{self, Seg, Value, YamlError};
-use faultmatrix::harness::Harness;
-use faultmatrix::load::raw::Dur;
-use faultmatrix::model::registry::{Observed, Registry};
 use faultmatrix::system::{
-    AttemptNote, Built, Escalation, FinalError, RowContext, Success, SystemResult,
+    read_policy, AttemptNote, Built, Dur, Escalation, FinalError, Observed, Registry, RowContext,
+    Success, SystemResult, Value, YamlError,
 };
 use faultmatrix::transport::{BoxFuture, Request, Transport};
-use faultmatrix::System;
+use faultmatrix::{Harness, System};
 
 // ---------------------------------------------------------------- the client
 // The team's client, unchanged apart from its HTTP layer being a trait.
@@ -206,8 +203,7 @@ struct RawChatConfig {
 
 /// Builds the system from a matrix's `policy`; errors become diagnostics.
 fn chat_client(policy: &Value, registry: &Arc<Registry>) -> Result<Built, Vec<YamlError>> {
-    let raw: RawChatConfig =
-        yaml::from_value(policy, &[Seg::Key("policy".into())]).map_err(|e| vec![e])?;
+    let raw: RawChatConfig = read_policy(policy)?;
     let config = ChatConfig {
         attempts: raw.attempts,
         pause: raw.pause.0,

@@ -1,14 +1,21 @@
 //! Over-the-wire proof, as one libtest-mimic target (`cargo test --test wire`):
 //!
-//! - every row of `runner-tests/wire/**/*.yaml`: the openai Python SDK and a
-//!   reqwest client run as command systems against the fixture server;
+//! - every row of `runner-tests/wire/**/*.yaml`: the openai (sync, async)
+//!   and anthropic Python SDKs and the openai Node SDK on the row's virtual
+//!   clock, and a reqwest client on the real clock, as command systems
+//!   against the fixture server;
 //! - `over-http::matrices/seed-fallback.yaml::…`: the seed acceptance matrix
 //!   against the reference system run as a command (`faultmatrix client`);
 //! - `wrong-client::…`: deliberately wrong clients fail with a diff naming
 //!   the call.
 //!
-//! The openai rows need `.venv` (made by `.ci/run`). Without it they are
-//! ignored with a note, unless `CI` is set, where they fail.
+//! The SDK rows (`openai-python/`, `anthropic-python/`, `openai-node/`, on
+//! the virtual clock) need `.venv-shims` and `shims/node/sdk/node_modules`
+//! (made by `.ci/run`). Without them they are ignored (known when listing),
+//! unless `CI` is set, where they fail with the install command.
+//!
+//! Paths are found at run time (`runner-tests/paths.rs`), so an archived
+//! build runs on a moved checkout.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,13 +23,17 @@ use std::process::Command;
 use faultmatrix::engine::discover::{self, Found, Loaded};
 use libtest_mimic::{Arguments, Failed, Trial};
 
+#[path = "paths.rs"]
+mod paths;
+
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    paths::workspace()
 }
 
 /// Builds the reqwest example (examples are not built for `--test wire`).
 fn reqwest_client() -> Result<PathBuf, String> {
-    let status = Command::new(env!("CARGO"))
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
         .args(["build", "--quiet", "--example", "reqwest-client"])
         .current_dir(root())
         .status()
@@ -38,19 +49,45 @@ fn reqwest_client() -> Result<PathBuf, String> {
     Ok(dir.join("examples").join("reqwest-client"))
 }
 
-/// The Python with the openai SDK, if there is one.
+/// How to install what the SDK rows need (`.ci/run` does both).
+const INSTALL_PYTHON: &str =
+    "python3 -m venv .venv-shims && .venv-shims/bin/pip install -r shims/requirements.txt";
+const INSTALL_NODE: &str = "(cd shims/node/sdk && npm ci)";
+
+/// The Python with the openai and anthropic SDKs (`.venv-shims`), if there
+/// is one. Looked up without importing them (an import takes seconds).
 fn python() -> Option<PathBuf> {
-    let venv = root().join(".venv/bin/python");
-    let py = if venv.exists() {
-        venv
-    } else {
-        PathBuf::from("python3")
-    };
+    let py = root().join(".venv-shims/bin/python");
     let ok = Command::new(&py)
-        .args(["-c", "import openai"])
+        .args([
+            "-c",
+            "import importlib.util as u, sys; sys.exit(not (u.find_spec('openai') and u.find_spec('anthropic')))",
+        ])
         .output()
         .is_ok_and(|o| o.status.success());
     ok.then_some(py)
+}
+
+/// Node with the openai npm package (`shims/node/sdk`), if there is one.
+fn node() -> bool {
+    root()
+        .join("shims/node/sdk/node_modules/openai/package.json")
+        .is_file()
+        && Command::new("node")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+}
+
+/// Which SDK a trial needs, by its path: the install command when missing.
+fn needs<'a>(name: &str, py: bool, node: bool) -> Option<&'a str> {
+    if (name.contains("/openai-python/") || name.contains("/anthropic-python/")) && !py {
+        return Some(INSTALL_PYTHON);
+    }
+    if name.contains("/openai-node/") && !node {
+        return Some(INSTALL_NODE);
+    }
+    None
 }
 
 fn load(path: &str) -> faultmatrix::model::Matrix {
@@ -66,7 +103,21 @@ fn load(path: &str) -> faultmatrix::model::Matrix {
 }
 
 fn wrong_client_trials() -> Vec<Trial> {
-    let cases: [(&str, &[&str]); 3] = [
+    let cases: [(&str, &[&str]); 5] = [
+        (
+            "runner-tests/wire-wrong/openai-python/wrong.yaml",
+            &[
+                "- api1 400 INVALID_REQUEST fail\n+ api1 400 INVALID_REQUEST retry wait=1s",
+                "first difference: expected line 1 of the trace, at runner-tests/wire-wrong/openai-python/wrong.yaml:",
+            ],
+        ),
+        (
+            "runner-tests/wire-wrong/openai-node/wrong.yaml",
+            &[
+                "- api1 429 RATE_LIMITED retry wait=2s\n+ api1 429 RATE_LIMITED retry wait=500ms",
+                "first difference: expected line 1 of the trace, at runner-tests/wire-wrong/openai-node/wrong.yaml:",
+            ],
+        ),
         (
             "runner-tests/wire-wrong/extra-retry.yaml",
             &[
@@ -88,7 +139,7 @@ fn wrong_client_trials() -> Vec<Trial> {
             "runner-tests/wire-wrong/short-wait.yaml",
             &[
                 "- A1 500 SERVER_ERROR retry wait=200ms\n+ A1 500 SERVER_ERROR retry wait=1",
-                "expected 200ms ±(50ms + 10%) = 130ms..270ms: ",
+                "expected 200ms ±(20ms + 0%) = 180ms..220ms: ",
                 "ms too short",
             ],
         ),
@@ -120,7 +171,7 @@ fn wrong_client_trials() -> Vec<Trial> {
 
 fn seed_over_http_trials() -> Vec<Trial> {
     let mut m = load("matrices/seed-fallback.yaml");
-    faultmatrix::cli::wire::over_http(&mut m, env!("CARGO_BIN_EXE_faultmatrix"));
+    faultmatrix::cli::wire::over_http(&mut m, &paths::bin().to_string_lossy());
     assert!(
         m.command().is_some(),
         "the seed matrix runs the reference system"
@@ -143,7 +194,7 @@ fn seed_over_http_trials() -> Vec<Trial> {
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
     std::env::set_current_dir(root()).expect("the crate root exists");
-    std::env::set_var("FAULTMATRIX_BIN", env!("CARGO_BIN_EXE_faultmatrix"));
+    std::env::set_var("FAULTMATRIX_BIN", paths::bin());
     let listing = args.list;
     // Prepare only what the selected trials need (nextest runs one per process).
     let wants = |words: &[&str]| {
@@ -159,15 +210,19 @@ fn main() -> std::process::ExitCode {
             Err(e) => eprintln!("warning: {e}: the reqwest rows will fail"),
         }
     }
-    let py = if wants(&["openai"]) { python() } else { None };
-    let skip_openai = wants(&["openai"]) && py.is_none() && std::env::var_os("CI").is_none();
+    // Whether the SDKs are there is known when listing too: a trial that
+    // cannot run is ignored in a plain local run (and listed as ignored),
+    // and fails under CI with the install command. Never passed unrun.
+    let py = python();
+    let node = node();
+    let ci = std::env::var_os("CI").is_some();
     if let Some(p) = &py {
         std::env::set_var("FAULTMATRIX_PYTHON", p);
-    } else if skip_openai {
-        eprintln!(
-            "note: the openai SDK is not installed, so the openai rows are ignored; \
-             install it with: python3 -m venv .venv && .venv/bin/pip install -r runner-tests/wire/openai/requirements.txt"
-        );
+    } else if !ci && !listing {
+        eprintln!("note: the Python SDKs are not installed, so their rows are ignored; install them with: {INSTALL_PYTHON}");
+    }
+    if !node && !ci && !listing {
+        eprintln!("note: the openai npm package is not installed, so its rows are ignored; install it with: {INSTALL_NODE}");
     }
     let harness = faultmatrix::harness::Harness::new("runner-tests/wire");
     let mut trials = match harness.trials(&args) {
@@ -181,16 +236,22 @@ fn main() -> std::process::ExitCode {
         eprintln!("error: no rows under runner-tests/wire: zero rows is a failure");
         return std::process::ExitCode::from(101);
     }
-    if skip_openai {
-        trials = trials
-            .into_iter()
-            .map(|t| {
-                let ignore = t.name().contains("/openai/");
-                t.with_ignored_flag(ignore)
-            })
-            .collect();
-    }
     trials.extend(seed_over_http_trials());
     trials.extend(wrong_client_trials());
+    let trials = trials
+        .into_iter()
+        .map(|t| match needs(t.name(), py.is_some(), node) {
+            None => t,
+            Some(_) if !ci => t.with_ignored_flag(true),
+            Some(install) => {
+                let name = t.name().to_string();
+                Trial::test(name, move || {
+                    Err(Failed::from(format!(
+                        "CI is set but this row's SDK is not installed: {install}"
+                    )))
+                })
+            }
+        })
+        .collect();
     libtest_mimic::run(&args, trials).exit_code()
 }

@@ -11,6 +11,14 @@
 //! its generated tests and guardrails as trials
 //! ([`crate::engine::suite`]).
 //!
+//! Whether a row can run is decided when the trials are built, so `--list`
+//! (and with it nextest), `--ignored` and a plain run agree: a row marked
+//! `ignore:` is an ignored trial; a row that cannot run here (a command
+//! system whose program is not found, or a [`Requirement`] that fails) is
+//! an ignored trial whose run fails with the install command, and under
+//! `CI` (set and not `false`/`0`) it is not ignored at all, so it fails.
+//! A row that did not run never reads as passed.
+//!
 //! Rows can also be selected by tag and file glob, which libtest's own
 //! arguments cannot say: a filter `tag:NAME` (or `FAULTMATRIX_TAGS=a,b`)
 //! keeps rows carrying one of the tags, `FAULTMATRIX_FILES=glob` replaces
@@ -44,6 +52,94 @@ pub struct Harness {
     systems: Systems,
     tags: Vec<String>,
     options: Option<RunOptions>,
+    requirements: Vec<Requirement>,
+}
+
+/// Something rows below a path need before they can run (an interpreter
+/// with a package, a tool), checked once, when the trials are built.
+#[derive(Debug, Clone)]
+pub struct Requirement {
+    /// Rows whose id starts with this text (a file or folder, as shown).
+    pub rows: String,
+    /// A command that exits 0 when the need is met (`python -c "import x"`).
+    pub probe: Vec<String>,
+    /// What is missing, for the message (`the openai Python SDK`).
+    pub what: String,
+    /// The command that installs it.
+    pub install: String,
+}
+
+impl Requirement {
+    /// Runs the probe: `Ok` when met, else why not.
+    fn check(&self) -> Result<(), String> {
+        let Some((prog, args)) = self.probe.split_first() else {
+            return Ok(());
+        };
+        let out = std::process::Command::new(prog)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Ok(()),
+            Ok(_) => Err(format!(
+                "{} is not installed (`{}` failed); install it with: {}",
+                self.what,
+                self.probe.join(" "),
+                self.install
+            )),
+            Err(e) => Err(format!(
+                "{} is not installed (cannot run `{prog}`: {e}); install it with: {}",
+                self.what, self.install
+            )),
+        }
+    }
+}
+
+/// Why a row cannot run here, decided before any row runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum CanRun {
+    Yes,
+    /// Marked `ignore:` (an ordinary ignored test: `--ignored` runs it).
+    Ignored,
+    /// Cannot run here: the message says what to install.
+    Missing(String),
+}
+
+/// Whether `CI` says this is a CI run (set, not empty, not `false`/`0`).
+fn in_ci(env: &Env) -> bool {
+    env.non_empty("CI")
+        .is_some_and(|v| !matches!(v.to_ascii_lowercase().as_str(), "false" | "0"))
+}
+
+/// Whether a command matrix's program can be found: a bare name on `PATH`,
+/// an absolute path that exists. Programs named through a variable that is
+/// not set, or by a relative path, are not judged here (the run says why).
+fn program_missing(m: &Matrix, env: &Env) -> Option<String> {
+    let spec = m.command()?;
+    let first = spec.argv.first()?;
+    let prog = crate::exec::wire::command::expand(first, env).ok()?;
+    if prog.is_empty() {
+        return None;
+    }
+    let path = Path::new(&prog);
+    if path.is_absolute() {
+        return (!path.exists())
+            .then(|| format!("the program `{prog}` does not exist; build or install it"));
+    }
+    if prog.contains('/') {
+        return None;
+    }
+    let on_path = env
+        .var("PATH")
+        .unwrap_or("")
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .any(|d| Path::new(d).join(&prog).is_file());
+    (!on_path).then(|| {
+        format!(
+            "the program `{prog}` is not on PATH; install it (or put it on PATH) to run these rows"
+        )
+    })
 }
 
 impl Harness {
@@ -55,7 +151,17 @@ impl Harness {
             systems: Systems::new(),
             tags: Vec::new(),
             options: None,
+            requirements: Vec::new(),
         }
+    }
+
+    /// Declares something the rows whose id starts with `req.rows` need.
+    /// Checked once when the trials are built (only when such a row is
+    /// selected); when it fails those rows are ignored locally, with the
+    /// install command as their failure if run anyway, and fail under `CI`.
+    pub fn requires(mut self, req: Requirement) -> Self {
+        self.requirements.push(req);
+        self
     }
 
     /// Keeps only rows carrying one of these tags (empty: every row).
@@ -98,7 +204,20 @@ impl Harness {
             })?,
         };
         let threads = args.test_threads.unwrap_or_else(discover::default_threads);
-        let loader = Loader::in_dir(self.systems.clone(), cwd.clone());
+        let ci = in_ci(&opts.exec.env);
+        let mut probed: Vec<Option<Result<(), String>>> = vec![None; self.requirements.len()];
+        let root = opts
+            .exec
+            .env
+            .non_empty("FAULTMATRIX_ROOT")
+            .map_or_else(|| self.root.clone(), PathBuf::from);
+        let root = if root.is_relative() && !cwd.as_os_str().is_empty() {
+            cwd.join(root)
+        } else {
+            root
+        };
+        let mut loader = Loader::in_dir(self.systems.clone(), cwd.clone()).with_roots([root]);
+        loader.bless = opts.bless.is_some();
         let loaded = discover::load_all(&files, &loader, threads);
         let mut trials = Vec::new();
         let mut registries = Vec::new();
@@ -115,19 +234,27 @@ impl Harness {
                 Loaded::Matrix(m) => {
                     coverage.record(&m);
                     let m: Arc<Matrix> = Arc::from(m);
+                    let mut program: Option<Option<String>> = None;
                     for i in 0..m.rows.len() {
                         let row = &m.rows[i];
                         if !crate::engine::select::has_tag(&self.tags, &row.tags) {
                             continue;
                         }
                         let name = m.row_id(row);
-                        let ignored = row.ignore.is_some();
-                        let m = m.clone();
-                        let opts = opts.clone();
-                        trials.push(
-                            Trial::test(name, move || run_trial(&m, i, &opts))
-                                .with_ignored_flag(ignored),
-                        );
+                        let can = if row.ignore.is_some() {
+                            CanRun::Ignored
+                        } else {
+                            let why = self.unmet(&name, &mut probed).or_else(|| {
+                                program
+                                    .get_or_insert_with(|| program_missing(&m, &opts.exec.env))
+                                    .clone()
+                            });
+                            match why {
+                                Some(why) => CanRun::Missing(why),
+                                None => CanRun::Yes,
+                            }
+                        };
+                        trials.push(row_trial(name, &m, i, &opts, can, ci));
                     }
                 }
             }
@@ -146,6 +273,20 @@ impl Harness {
             }
         }
         Ok(trials)
+    }
+
+    /// The first unmet requirement covering the row `id`, probing each
+    /// requirement at most once per build of the trials.
+    fn unmet(&self, id: &str, probed: &mut [Option<Result<(), String>>]) -> Option<String> {
+        for (req, seen) in self.requirements.iter().zip(probed.iter_mut()) {
+            if !id.starts_with(&req.rows) {
+                continue;
+            }
+            if let Err(why) = seen.get_or_insert_with(|| req.check()) {
+                return Some(why.clone());
+            }
+        }
+        None
     }
 
     fn exact_file(
@@ -180,9 +321,20 @@ impl Harness {
         let env = Env::capture();
         let mut this = self;
         select_from_env(&mut args, &mut this.tags, &mut this.globs, &env);
+        if matches!(env.var("FAULTMATRIX_BLESS"), Some("1") | Some("true")) {
+            if let Some(why) = crate::verdict::bless::refused_under_ci(&env) {
+                eprintln!("error: {why}");
+                return ExitCode::from(101);
+            }
+            let opts = this
+                .options
+                .get_or_insert_with(|| RunOptions::from_env(env.clone()));
+            opts.bless = Some(Arc::new(crate::verdict::bless::Session::new()));
+        }
         if this.options.is_none() {
             this.options = Some(RunOptions::from_env(env));
         }
+        let session = this.options.as_ref().and_then(|o| o.bless.clone());
         let trials = match this.trials(&args) {
             Ok(t) => t,
             Err(e) => {
@@ -198,7 +350,11 @@ impl Harness {
             );
             return ExitCode::from(101);
         }
-        libtest_mimic::run(&args, trials).exit_code()
+        let code = libtest_mimic::run(&args, trials).exit_code();
+        if let Some(summary) = session.and_then(|s| s.summary()) {
+            eprint!("{summary}");
+        }
+        code
     }
 }
 
@@ -296,6 +452,35 @@ fn apply_selection(
     }
 }
 
+/// One row's trial, ignored or failing as [`CanRun`] says.
+fn row_trial(
+    name: String,
+    m: &Arc<Matrix>,
+    i: usize,
+    opts: &RunOptions,
+    can: CanRun,
+    ci: bool,
+) -> Trial {
+    match can {
+        CanRun::Yes => {
+            let (m, opts) = (m.clone(), opts.clone());
+            Trial::test(name, move || run_trial(&m, i, &opts))
+        }
+        CanRun::Ignored => {
+            let (m, opts) = (m.clone(), opts.clone());
+            Trial::test(name, move || run_trial(&m, i, &opts)).with_ignored_flag(true)
+        }
+        CanRun::Missing(why) => {
+            let msg = if ci {
+                format!("this row cannot run here, and CI is set, so it fails: {why}")
+            } else {
+                format!("this row cannot run here (it is ignored unless asked for): {why}")
+            };
+            Trial::test(name, move || Err(Failed::from(msg))).with_ignored_flag(!ci)
+        }
+    }
+}
+
 fn run_trial(m: &Matrix, i: usize, opts: &RunOptions) -> Result<(), Failed> {
     let (verdict, _) = crate::engine::run::run_row(m, &m.rows[i], opts);
     verdict.map_err(|f| Failed::from(f.render()))
@@ -304,6 +489,125 @@ fn run_trial(m: &Matrix, i: usize, opts: &RunOptions) -> Result<(), Failed> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const IN_PROCESS: &str = "title: t\nsystem: reference\npolicy:\n  routes: [{ name: A, attempts: 2 }]\n  backoff: { initial: 1s, factor: 2, cap: 30s, jitter: none }\n\nrows:\n  - name: passes\n    inject: { A: [200] }\n    expect: { trace: \"A1 200 return\" }\n  - name: marked ignore\n    ignore: not today\n    inject: { A: [200] }\n    expect: { trace: \"A1 200 return\" }\n";
+
+    const COMMAND: &str = "title: c\nsystem:\n  command: [faultmatrix-test-no-such-program]\n\nrows:\n  - name: needs a missing program\n    inject: { api: [200] }\n    expect: { trace: \"api1 200 return\" }\n";
+
+    const NEEDS: &str = "title: n\nsystem:\n  command: [\"true\"]\n\nrows:\n  - name: needs a package\n    inject: { api: [200] }\n    expect: { trace: \"api1 200 return\" }\n";
+
+    /// A tree with a passing row, an `ignore:` row, a row whose program
+    /// is missing and a row whose requirement is unmet.
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.yaml"), IN_PROCESS).unwrap();
+        std::fs::write(dir.path().join("b.yaml"), COMMAND).unwrap();
+        std::fs::create_dir(dir.path().join("pkg")).unwrap();
+        std::fs::write(dir.path().join("pkg/n.yaml"), NEEDS).unwrap();
+        dir
+    }
+
+    fn harness(dir: &Path, ci: Option<&str>) -> Harness {
+        let mut pairs = vec![(
+            "PATH".to_string(),
+            std::env::var("PATH").unwrap_or_default(),
+        )];
+        if let Some(v) = ci {
+            pairs.push(("CI".to_string(), v.to_string()));
+        }
+        let mut env = Env::from_pairs(pairs);
+        env.cwd = dir.to_path_buf();
+        Harness::new(dir)
+            .options(RunOptions::from_env(env))
+            .requires(Requirement {
+                rows: "pkg/".into(),
+                probe: vec!["false".into()],
+                what: "the test package".into(),
+                install: "pip install the-test-package".into(),
+            })
+    }
+
+    fn listed(h: &Harness) -> Vec<(String, bool)> {
+        let mut v: Vec<(String, bool)> = h
+            .trials(&Arguments::default())
+            .unwrap()
+            .iter()
+            .map(|t| (t.name().to_string(), t.has_ignored_flag()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn whether_a_row_can_run_is_known_when_listing() {
+        let dir = tree();
+        let want = |missing_ignored: bool| {
+            vec![
+                ("a.yaml::marked ignore".to_string(), true),
+                ("a.yaml::passes".to_string(), false),
+                (
+                    "b.yaml::needs a missing program".to_string(),
+                    missing_ignored,
+                ),
+                ("pkg/n.yaml::needs a package".to_string(), missing_ignored),
+            ]
+        };
+        assert_eq!(listed(&harness(dir.path(), None)), want(true));
+        assert_eq!(listed(&harness(dir.path(), Some("false"))), want(true));
+        assert_eq!(listed(&harness(dir.path(), Some("true"))), want(false));
+    }
+
+    #[test]
+    fn a_row_that_cannot_run_never_passes() {
+        let dir = tree();
+        let run = |ci: Option<&str>, include_ignored: bool| {
+            // A nested run writes its report to a file, not the test's stdout.
+            let args = Arguments {
+                include_ignored,
+                quiet: true,
+                logfile: Some(dir.path().join("log").display().to_string()),
+                ..Arguments::default()
+            };
+            let h = harness(dir.path(), ci);
+            let c = libtest_mimic::run(&args, h.trials(&args).unwrap());
+            (c.num_passed, c.num_failed, c.num_ignored)
+        };
+        // Locally: one passes, three are ignored (none reads as passed).
+        assert_eq!(run(None, false), (1, 0, 3));
+        // Asked for anyway: the two that cannot run fail, the `ignore:` row runs.
+        assert_eq!(run(None, true), (2, 2, 0));
+        // Under CI: they fail, the `ignore:` row stays ignored.
+        assert_eq!(run(Some("true"), false), (1, 2, 1));
+    }
+
+    #[test]
+    fn the_failure_names_the_install_command() {
+        let dir = tree();
+        let h = harness(dir.path(), Some("1"));
+        let mut probed = vec![None];
+        let why = h.unmet("pkg/n.yaml::needs a package", &mut probed).unwrap();
+        assert!(
+            why.contains("install it with: pip install the-test-package"),
+            "{why}"
+        );
+        assert!(h.unmet("a.yaml::passes", &mut probed).is_none());
+        let m = match discover::load_one(
+            &Found {
+                path: dir.path().join("b.yaml"),
+                display: "b.yaml".into(),
+            },
+            &Loader::default(),
+        ) {
+            Loaded::Matrix(m) => m,
+            _ => panic!("b.yaml loads"),
+        };
+        let env = Env::from_pairs([("PATH", "/nonexistent")]);
+        let why = program_missing(&m, &env).unwrap();
+        assert!(
+            why.contains("`faultmatrix-test-no-such-program` is not on PATH"),
+            "{why}"
+        );
+    }
 
     #[test]
     fn tag_filter_becomes_a_tag_selection() {

@@ -175,6 +175,15 @@ pub mod system {
     pub use faultmatrix_core::base::yaml::{self, Seg, Value, YamlError};
 }
 
+/// The in-process HTTP seam (feature `http`): reqwest and hyper clients
+/// run unchanged against a row's scripts on the virtual clock. See
+/// [`exec::http`] and `docs/custom-system.md`.
+#[cfg(feature = "http")]
+pub mod http {
+    pub use crate::contracts::system::{default_final_error, ClassifiedCall};
+    pub use crate::exec::http::*;
+}
+
 /// The transport a system calls (from the controller crate).
 pub mod transport {
     pub use crate::contracts::transport::*;

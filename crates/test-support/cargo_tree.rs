@@ -5,6 +5,17 @@ use std::process::Command;
 
 /// `(package name, enabled features)` of every crate in `package`'s
 /// normal (non-dev, non-build) dependency graph, the package included.
+/// The test's package directory, found at run time (cargo and nextest set
+/// `CARGO_MANIFEST_DIR` when they start a test, nextest remaps it for an
+/// archived build; both start it there), never baked in at compile time.
+pub fn package_dir() -> String {
+    std::env::var("CARGO_MANIFEST_DIR")
+        .ok()
+        .filter(|d| !d.is_empty())
+        .or_else(|| Some(std::env::current_dir().ok()?.display().to_string()))
+        .expect("the test's package directory: set CARGO_MANIFEST_DIR")
+}
+
 pub fn normal_dependencies(package: &str, dir: &str) -> Vec<(String, Vec<String>)> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)

@@ -41,7 +41,7 @@ impl Tree {
     }
 
     fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_faultmatrix"));
+        let mut cmd = Command::new(crate::common::bin());
         cmd.args(args).current_dir(self.dir.path());
         for k in [
             "CI",
@@ -276,10 +276,17 @@ fn reports_junit_markdown_and_annotations() {
     assert_eq!(xml.matches("<testcase ").count(), 2);
     assert_eq!(xml.matches("<failure ").count(), 1);
     assert!(
-        xml.contains("<testsuites name=\"faultmatrix\" tests=\"2\" failures=\"1\" skipped=\"0\">")
+        xml.contains(
+            "<testsuites name=\"faultmatrix\" tests=\"2\" failures=\"1\" errors=\"0\" time=\""
+        ),
+        "{xml}"
     );
-    assert!(xml.contains("<testcase classname=\"matrices/auth.yaml\" name=\"wrong &lt;wait&gt; &amp; more\" file=\"matrices/auth.yaml\" line=\"11\">"), "{xml}");
-    assert!(xml.contains("<testcase classname=\"matrices/auth.yaml\" name=\"passes\" file=\"matrices/auth.yaml\"/>"), "{xml}");
+    assert!(xml.contains("<testcase classname=\"matrices/auth.yaml\" name=\"wrong &lt;wait&gt; &amp; more\" time=\""), "{xml}");
+    assert!(xml.contains("<property name=\"line: wrong &lt;wait&gt; &amp; more\" value=\"matrices/auth.yaml:11\"/>"), "{xml}");
+    assert!(
+        xml.contains("<testcase classname=\"matrices/auth.yaml\" name=\"passes\" time=\""),
+        "{xml}"
+    );
     assert!(xml.contains("- A1 503 UPSTREAM_UNAVAILABLE retry wait=2s\n+ A1 503 UPSTREAM_UNAVAILABLE retry wait=1s\n"));
 
     let md = std::fs::read_to_string(t.path("out.md")).unwrap();
@@ -306,7 +313,8 @@ fn reports_junit_markdown_and_annotations() {
 fn a_terminal_gets_colour_without_asking() {
     // `script` (util-linux, essential on Debian) gives the binary a pty.
     let t = Tree::new(FAILING);
-    let bin = env!("CARGO_BIN_EXE_faultmatrix");
+    let bin = crate::common::bin();
+    let bin = bin.display();
     let o = Command::new("script")
         .args(["-qec", &format!("{bin} run matrices"), "/dev/null"])
         .current_dir(t.dir.path())
@@ -334,18 +342,18 @@ fn progress_is_drawn_on_request_and_never_on_a_pipe() {
     let t = Tree::new(FAILING);
     let o = t.run(&["run", "matrices"], &[]);
     assert!(
-        !String::from_utf8_lossy(&o.stderr).contains("files]"),
+        !String::from_utf8_lossy(&o.stderr).contains(" files, "),
         "no progress on a pipe"
     );
     let o = t.run(&["run", "matrices"], &[("FAULTMATRIX_PROGRESS", "always")]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("\r[1/1 files]"), "{err:?}");
+    assert!(err.contains("\r[1/1 files, "), "{err:?}");
     assert!(
         err.ends_with("\r\x1b[2K"),
         "the line is cleared at the end: {err:?}"
     );
     assert!(
-        !stdout(&o).contains("files]"),
+        !stdout(&o).contains(" files, "),
         "progress goes to stderr only"
     );
 }

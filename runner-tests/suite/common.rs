@@ -4,6 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "../paths.rs"]
+mod paths;
+pub use paths::{bin, workspace};
+
 /// Runs the built `faultmatrix` binary in `dir` with `args` and returns its
 /// exit code (`-1` when killed by a signal), stdout and stderr.
 ///
@@ -11,7 +15,7 @@ use std::process::Command;
 /// `FAULTMATRIX_BLESS`, `FAULTMATRIX_PROGRESS`) are removed so that a
 /// developer's shell cannot change a test's outcome; pass them in `env`.
 pub fn cli_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_faultmatrix"));
+    let mut cmd = Command::new(bin());
     cmd.args(args).current_dir(dir);
     for var in [
         "FAULTMATRIX_RECORD",
@@ -25,7 +29,7 @@ pub fn cli_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String,
     }
     let out = cmd
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", env!("CARGO_BIN_EXE_faultmatrix")));
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin().display()));
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

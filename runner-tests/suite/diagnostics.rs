@@ -9,13 +9,13 @@
 //! run `FAULTMATRIX_UPDATE_EXPECTED=1 cargo test --test suite diagnostics::`
 //! (refused under `CI=true`), and review the written file in the diff.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use faultmatrix::load::{load_text, registry_from_text};
 use faultmatrix::Systems;
 
 fn cases_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("runner-tests/bad-inputs")
+    crate::common::workspace().join("runner-tests/bad-inputs")
 }
 
 /// One case: its folder, the input's file name and text, and the expected

@@ -93,6 +93,8 @@ fn every_documented_example_is_a_tested_file() {
     files_under(Path::new("matrices"), &mut yaml_sources);
     // Over-the-wire matrices, run by `cargo test --test wire`.
     files_under(Path::new("runner-tests/wire"), &mut yaml_sources);
+    // Rust clients in-process, run by `cargo test --test clients`.
+    files_under(Path::new("runner-tests/clients"), &mut yaml_sources);
     let yaml_texts: Vec<String> = yaml_sources
         .iter()
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
@@ -149,7 +151,7 @@ fn documented_outputs_and_files_are_exact() {
             let Some(marker) = &b.marker else { continue };
             let where_ = format!("{}:{}", b.doc, b.line);
             let actual = if let Some(args) = marker.strip_prefix("output: faultmatrix ") {
-                let out = Command::new(env!("CARGO_BIN_EXE_faultmatrix"))
+                let out = Command::new(crate::common::bin())
                     .args(args.split_whitespace())
                     .env("CI", "true")
                     .env_remove("GITHUB_ACTIONS")

@@ -101,7 +101,7 @@ fn html_report_renders_with_the_right_calls() {
     std::fs::create_dir(dir.path().join("matrices")).unwrap();
     std::fs::write(dir.path().join("matrices/b.yaml"), MATRIX).unwrap();
     let page = dir.path().join("report.html");
-    let out = Command::new(env!("CARGO_BIN_EXE_faultmatrix"))
+    let out = Command::new(crate::common::bin())
         .args(["run", "matrices", "--html"])
         .arg(&page)
         .current_dir(dir.path())

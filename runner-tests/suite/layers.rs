@@ -399,7 +399,7 @@ fn cycles(name: &str, edges: &[Edge]) -> Vec<String> {
 }
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::common::workspace()
 }
 
 #[test]

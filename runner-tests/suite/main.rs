@@ -10,10 +10,16 @@
 mod common;
 
 mod authoring;
+mod bless;
 mod diagnostics;
 mod docs;
+mod friction;
+mod hardening;
 mod html_browser;
+mod http_seam;
+mod junit;
 mod layers;
+mod live;
 mod registry;
 mod rules;
 mod runner;

@@ -219,7 +219,7 @@ fn unchanged(_: &mut Policy) {}
 /// fails against the broken system with a message containing each of
 /// `wants`. Returns the failure message.
 fn breaks(file: &str, row: &str, system: Factory, wants: &[&str]) -> String {
-    let path = format!("{}/matrices/{file}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/matrices/{file}", crate::common::workspace().display());
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let display = format!("matrices/{file}");
     let run = |text: &str, systems: &Systems| {

@@ -576,7 +576,7 @@ fn shipped_script(row: &str) -> Vec<(&'static str, Vec<Reply>)> {
 
 #[test]
 fn shipped_tapes_are_what_the_record_mode_records() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &crate::common::workspace();
     let shipped = root.join("matrices/tapes.yaml");
     let t = Tree::new();
     let copy = t.path("tapes.yaml");

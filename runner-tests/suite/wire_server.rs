@@ -527,11 +527,11 @@ async fn expect_100_continue_is_answered_at_once() {
 
 #[test]
 fn a_tape_row_is_refused_over_the_wire() {
-    let path = std::path::Path::new("matrices/tapes.yaml");
+    let path = &crate::common::workspace().join("matrices/tapes.yaml");
     let mut m =
         faultmatrix::load::load_file(path, "matrices/tapes.yaml", &faultmatrix::Systems::new())
             .unwrap();
-    faultmatrix::cli::wire::over_http(&mut m, env!("CARGO_BIN_EXE_faultmatrix"));
+    faultmatrix::cli::wire::over_http(&mut m, &crate::common::bin().to_string_lossy());
     let row = &m.rows[0];
     assert!(row.tape().is_some());
     let obs = faultmatrix::exec::run::run_row(&m, row);

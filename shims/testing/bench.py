@@ -103,7 +103,7 @@ def main():
         long_wait = lambda i: RowSpec(name=f"w{i}", routes={"api": [{"status": 429, "headers": {"retry-after": "121"}},  # noqa: E731
                                                                    AOK]}, timeout_ns=600 * 10**9)
         if os.path.exists(VENV):
-            client = os.path.join(SHIMS, "drafts", "openai-python", "client.py")
+            client = os.path.join(SHIMS, "..", "runner-tests", "wire", "openai-python", "client.py")
             case("openai Python sync, one process per row (4 calls, 2.875 s virtual)", runner, max(3, n // 4),
                  retries, [VENV, client])
             runner.start_warm([VENV, client])
@@ -112,10 +112,10 @@ def main():
                  lambda i: RowSpec(name=f"a{i}", routes={"api": [503, 503, 503, OK]}, jitter=[0.0, 0.5, 1.0],
                                    env={"OPENAI_MAX_RETRIES": "3", "FM_ASYNC": "1"}), warm=True)
             runner.stop_warm()
-            runner.start_warm([VENV, os.path.join(SHIMS, "drafts", "anthropic-python", "client.py")])
+            runner.start_warm([VENV, os.path.join(SHIMS, "..", "runner-tests", "wire", "anthropic-python", "client.py")])
             case("anthropic Python sync, warm (Retry-After 121 s then 200)", runner, n, long_wait, warm=True)
             runner.stop_warm()
-        node_client = os.path.join(SHIMS, "drafts", "openai-node", "client.js")
+        node_client = os.path.join(SHIMS, "..", "runner-tests", "wire", "openai-node", "client.js")
         case("openai Node, one process per row (4 calls, 2.875 s virtual)", runner, n,
              lambda i: RowSpec(name=f"n{i}", routes={"api": [503, 503, 503, OK]},
                                jitter=[0.5, 0.0, 0.5, 0.5, 0.5, 0.99, 0.5], env={"OPENAI_MAX_RETRIES": "3"}),
@@ -128,7 +128,7 @@ def main():
     for name, pattern, warm in (("openai Python", "openai-python/*.yaml", True),
                                 ("anthropic Python", "anthropic-python/*.yaml", True),
                                 ("openai Node", "openai-node/*.yaml", False)):
-        files = sorted(glob.glob(os.path.join(SHIMS, "drafts", pattern)))
+        files = sorted(glob.glob(os.path.join(SHIMS, "..", "runner-tests", "wire", pattern)))
         t0 = time.monotonic()
         out = subprocess.run([sys.executable, os.path.join(HERE, "fake_runner.py"), "matrix"]
                              + (["--warm"] if warm else []) + files, env=env, capture_output=True, text=True)

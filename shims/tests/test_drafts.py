@@ -10,7 +10,7 @@ from support import NODE_SDK, SHIMS, RunnerCase, node, require, sdk_python
 
 import fake_runner
 
-DRAFTS = os.path.join(SHIMS, "drafts")
+DRAFTS = os.path.join(SHIMS, "..", "runner-tests", "wire")
 
 
 def yaml_available():
@@ -74,7 +74,7 @@ class Drafts(RunnerCase):
 
     def test_the_wrong_python_client_is_caught_with_a_diff_naming_the_call(self):
         self.python_env()
-        [(_, _, res, problems)] = self.run_files([os.path.join(DRAFTS, "openai-python", "wrong", "wrong.yaml")],
+        [(_, _, res, problems)] = self.run_files([os.path.join(DRAFTS, "..", "wire-wrong", "openai-python", "wrong.yaml")],
                                                  warm=False)
         diff = next(p for p in problems if p.startswith("trace differs"))
         self.assertIn("- api1 400 INVALID_REQUEST fail", diff)
@@ -84,7 +84,7 @@ class Drafts(RunnerCase):
     def test_the_wrong_node_client_is_caught_with_a_diff_naming_the_call(self):
         os.environ["FAULTMATRIX_NODE"] = require(node(), "node")
         require(os.path.exists(NODE_SDK), "the openai npm package")
-        [(_, _, res, problems)] = self.run_files([os.path.join(DRAFTS, "openai-node", "wrong", "wrong.yaml")],
+        [(_, _, res, problems)] = self.run_files([os.path.join(DRAFTS, "..", "wire-wrong", "openai-node", "wrong.yaml")],
                                                  warm=False)
         self.assertEqual(len(problems), 1, problems)
         self.assertIn("- api1 429 RATE_LIMITED retry wait=2s", problems[0])

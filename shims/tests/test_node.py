@@ -14,7 +14,7 @@ import unittest
 
 from support import NODE_SDK, OK, SHIMS, RunnerCase, node, require, write_script
 
-NODE_CLIENT = os.path.join(SHIMS, "drafts", "openai-node", "client.js")
+NODE_CLIENT = os.path.join(SHIMS, "..", "runner-tests", "wire", "openai-node", "client.js")
 DATES_10S = {
     "IMF-fixdate": "Sun, 06 Nov 1994 08:49:47 GMT",
     "RFC 850": "Sunday, 06-Nov-94 08:49:47 GMT",

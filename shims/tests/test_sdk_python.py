@@ -11,8 +11,8 @@ import unittest
 
 from support import ANTHROPIC_OK, OK, SHIMS, RunnerCase, require, sdk_python, write_script
 
-OPENAI_CLIENT = os.path.join(SHIMS, "drafts", "openai-python", "client.py")
-ANTHROPIC_CLIENT = os.path.join(SHIMS, "drafts", "anthropic-python", "client.py")
+OPENAI_CLIENT = os.path.join(SHIMS, "..", "runner-tests", "wire", "openai-python", "client.py")
+ANTHROPIC_CLIENT = os.path.join(SHIMS, "..", "runner-tests", "wire", "anthropic-python", "client.py")
 
 # The virtual wall clock starts at Sun, 06 Nov 1994 08:49:37 GMT; these are
 # 10 s later in the three forms RFC 9110 allows (IMF-fixdate, RFC 850, asctime).

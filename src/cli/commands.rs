@@ -192,6 +192,15 @@ pub fn snapshots(a: &SnapshotsArgs, loader: &Loader) -> u8 {
     }
 }
 
+/// Whether stdout gets colour, as `--color` and the terminal say.
+pub fn colour(a: &ReportArgs, env: &Env) -> bool {
+    match a.color {
+        ColorChoice::Auto => reports::term::colour_stdout(env),
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+    }
+}
+
 /// Writes the text report to stdout (coloured on a terminal), GitHub
 /// annotations under Actions, and the requested report files.
 pub fn write_reports(
@@ -203,11 +212,7 @@ pub fn write_reports(
     let mut text = Vec::new();
     text::write_text(&mut text, results, quiet).map_err(|e| e.to_string())?;
     let text = String::from_utf8_lossy(&text);
-    let colour = match a.color {
-        ColorChoice::Auto => reports::term::colour_stdout(env),
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-    };
+    let colour = colour(a, env);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let shown = if colour {

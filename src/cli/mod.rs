@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 pub mod commands;
 pub mod exit;
+pub mod explore;
 pub mod wire;
 
 use clap::{Parser, Subcommand};
@@ -58,6 +59,10 @@ pub enum Command {
     /// Run the reference system over HTTP against FAULTMATRIX_URL_<ROUTE>
     /// (the command `run --over-http` uses).
     Client(crate::cli::wire::ClientArgs),
+    /// Run generated failure sequences against FILE's system, check its
+    /// invariants, and print the first violation shrunk to a row. See
+    /// docs/explore.md.
+    Explore(crate::cli::explore::ExploreArgs),
 }
 
 /// `codes` options.
@@ -109,6 +114,11 @@ pub struct RunArgs {
     /// as the command (real time, tolerances apply).
     #[arg(long)]
     pub over_http: bool,
+    /// Write each failing or new row's observed trace, stop and failing
+    /// asserted values into its YAML file, in place (also
+    /// `FAULTMATRIX_BLESS=1`; refused under CI).
+    #[arg(long)]
+    pub bless: bool,
 }
 
 /// Entry point of the binary: the only place (with the cargo harness) that
@@ -126,7 +136,18 @@ pub fn main() -> ExitCode {
         }
     };
     let env = Env::capture();
-    let loader = Loader::in_dir(Systems::new(), env.cwd.clone());
+    let paths: &[String] = match &cli.command {
+        Command::Run(a) | Command::Record(a) => &a.select.paths,
+        Command::List(a) => &a.paths,
+        Command::Check(a) => &a.paths,
+        Command::Snapshots(a) => &a.paths,
+        _ => &[],
+    };
+    let roots = plan::roots(paths, &env.cwd, env.non_empty("FAULTMATRIX_ROOT"));
+    let mut loader = Loader::in_dir(Systems::new(), env.cwd.clone()).with_roots(roots);
+    if let Command::Run(a) = &cli.command {
+        loader.bless = blessing(a, &env);
+    }
     ExitCode::from(match cli.command {
         Command::Run(a) => cmd_run(&a, &loader, env, Mode::from_env),
         Command::List(a) => cmd_list(&a, &loader),
@@ -142,6 +163,7 @@ pub fn main() -> ExitCode {
         Command::Snapshots(a) => crate::cli::commands::snapshots(&a, &loader),
         Command::Serve(a) => crate::cli::wire::serve(&a, &loader.systems),
         Command::Client(a) => crate::cli::wire::client(&a, &loader.systems, &env),
+        Command::Explore(a) => crate::cli::explore::explore(&a, &loader.systems, env),
     })
 }
 
@@ -206,7 +228,20 @@ fn cmd_list(a: &SelectArgs, loader: &Loader) -> u8 {
     }
 }
 
+/// Whether a run blesses: `--bless` or `FAULTMATRIX_BLESS=1`.
+fn blessing(a: &RunArgs, env: &Env) -> bool {
+    a.bless || matches!(env.var("FAULTMATRIX_BLESS"), Some("1") | Some("true"))
+}
+
 fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8 {
+    let bless = blessing(a, &env);
+    if bless {
+        if let Some(why) = crate::verdict::bless::refused_under_ci(&env) {
+            eprintln!("error: {why}");
+            return EXIT_BAD_INPUT;
+        }
+    }
+    let session = bless.then(|| Arc::new(crate::verdict::bless::Session::new()));
     let threads = a.select.threads.unwrap_or_else(discover::default_threads);
     let files = match resolve(&a.select.paths, &loader.cwd) {
         Ok(f) => f,
@@ -228,8 +263,17 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
         } else {
             Capture::Off
         },
+        bless: session.clone(),
     };
-    let progress = crate::reports::term::Progress::start(files.len(), &env);
+    // Live: a line per row as it finishes (unless --quiet), a progress
+    // line on a terminal once the run lasts a second (FAULTMATRIX_PROGRESS).
+    let mode = if a.quiet {
+        crate::reports::term::ProgressMode::Never
+    } else {
+        crate::reports::term::ProgressMode::from_env(&env)
+    };
+    let colour = crate::cli::commands::colour(&a.reports, &env);
+    let progress = crate::reports::term::Progress::live(files.len(), mode, !a.quiet, colour);
     let exe = std::env::current_exe()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "faultmatrix".into());
@@ -239,13 +283,14 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
             crate::cli::wire::over_http(m, &exe);
         }
     };
-    let outcome = plan::run_files(
+    let outcome = plan::run_files_live(
         &files,
         loader,
         &selection(&a.select),
         &opts,
         threads,
         &adjust,
+        &|_, r| progress.row_done(r),
         &|_| progress.file_done(),
     );
     progress.finish();
@@ -254,9 +299,14 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
         eprintln!("error: no matrix rows selected: zero rows is a failure, not a pass");
         return EXIT_BAD_INPUT;
     }
-    if let Err(e) = crate::cli::commands::write_reports(&a.reports, &results, a.quiet, &env) {
+    // The row lines were written live: the report adds failures and the
+    // summary, last.
+    if let Err(e) = crate::cli::commands::write_reports(&a.reports, &results, true, &env) {
         eprintln!("error: {e}");
         return EXIT_BAD_INPUT;
+    }
+    if let Some(summary) = session.as_ref().and_then(|s| s.summary()) {
+        print!("{summary}");
     }
     exit::for_run(outcome.load_errors, &Summary::of(&results))
 }

@@ -248,6 +248,8 @@ pub fn over_http(m: &mut Matrix, exe: &str) {
             cwd: None,
             timeout: crate::model::command::DEFAULT_TIMEOUT,
             routes,
+            clock: crate::model::command::Clock::Real,
+            warm: false,
         }));
     }
 }

@@ -55,7 +55,9 @@ fn skipped_dir(name: &str) -> bool {
 /// `root` for directories).
 pub fn find(root: &Path, set: &GlobSet, cwd: &Path) -> std::io::Result<Vec<Found>> {
     let mut out = Vec::new();
-    if root.is_file() {
+    // Anything that is not a directory (a file, but also a FIFO or a
+    // device) is one matrix path; loading refuses what is not a regular file.
+    if root.exists() && !root.is_dir() {
         out.push(Found {
             path: root.to_path_buf(),
             display: display_name(root, cwd),
@@ -101,7 +103,8 @@ pub enum Loaded {
 
 /// Loads one file.
 pub fn load_one(found: &Found, loader: &Loader) -> Loaded {
-    let text = match std::fs::read_to_string(&found.path) {
+    let limit = crate::base::confine::MAX_FILE_BYTES;
+    let text = match crate::base::confine::read_text(&found.path, limit) {
         Ok(t) => t,
         Err(_) => {
             return match loader.load_file(&found.path, &found.display) {
@@ -110,10 +113,11 @@ pub fn load_one(found: &Found, loader: &Loader) -> Loaded {
             }
         }
     };
-    if is_registry(&text) {
+    // Explore mode's invariants files are not matrices either.
+    if is_registry(&text) || crate::load::invariants::is_invariants(&text) {
         return Loaded::Registry;
     }
-    match loader.load_text(&found.display, &text, found.path.parent()) {
+    match loader.load_text_at(&found.display, &text, &found.path) {
         Ok(m) => Loaded::Matrix(Box::new(m)),
         Err(e) => Loaded::Errors(e),
     }

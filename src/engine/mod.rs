@@ -1,9 +1,11 @@
 //! The engine: finding matrix files, selecting rows, running them, and the
-//! tests a registry generates (per-code rows, guardrails); `check`.
+//! tests a registry generates (per-code rows, guardrails); `check`; explore
+//! mode (generated sequences against invariants, shrunk to a row).
 
 pub mod check;
 pub mod discover;
 pub mod error;
+pub mod explore;
 pub mod generate;
 pub mod guardrails;
 pub mod plan;

@@ -62,6 +62,48 @@ pub fn resolve(paths: &[String], cwd: &Path) -> Result<Vec<Found>, EngineError> 
     Ok(out)
 }
 
+/// The roots a run's matrices stay inside (see `base::confine`): each
+/// directory argument (a file argument's folder, a glob's literal prefix;
+/// default `matrices`), or only `configured` (`FAULTMATRIX_ROOT`) when set.
+/// Relative roots are taken from `cwd`.
+pub fn roots(paths: &[String], cwd: &Path, configured: Option<&str>) -> Vec<PathBuf> {
+    let at = |p: &Path| {
+        if p.is_absolute() || cwd.as_os_str().is_empty() {
+            p.to_path_buf()
+        } else {
+            cwd.join(p)
+        }
+    };
+    if let Some(root) = configured {
+        return vec![at(Path::new(root))];
+    }
+    let default = ["matrices".to_string()];
+    let paths = if paths.is_empty() {
+        &default[..]
+    } else {
+        paths
+    };
+    paths
+        .iter()
+        .map(|p| {
+            let literal: PathBuf = Path::new(p)
+                .components()
+                .take_while(|c| {
+                    !c.as_os_str()
+                        .to_string_lossy()
+                        .contains(['*', '?', '[', '{'])
+                })
+                .collect();
+            let full = at(&literal);
+            if full.is_dir() {
+                full
+            } else {
+                full.parent().map(Path::to_path_buf).unwrap_or(full)
+            }
+        })
+        .collect()
+}
+
 /// A path that cannot be read, as an engine error.
 pub fn unreadable(path: &str, e: &std::io::Error) -> EngineError {
     EngineErrorKind::Unreadable {
@@ -92,10 +134,24 @@ pub use crate::engine::results::load_failure;
 
 /// One matrix's selected rows, in file order.
 pub fn run_matrix(m: &Matrix, selection: &Selection, opts: &RunOptions) -> Vec<RowResult> {
+    run_matrix_live(m, selection, opts, &|_| {})
+}
+
+/// [`run_matrix`], telling `on_row` of each result as the row finishes.
+pub fn run_matrix_live(
+    m: &Matrix,
+    selection: &Selection,
+    opts: &RunOptions,
+    on_row: &dyn Fn(&RowResult),
+) -> Vec<RowResult> {
     m.rows
         .iter()
         .filter(|row| selection.keeps(&m.row_id(row), &row.tags))
-        .map(|row| row_result(m, row, opts))
+        .map(|row| {
+            let r = row_result(m, row, opts);
+            on_row(&r);
+            r
+        })
         .collect()
 }
 
@@ -121,6 +177,33 @@ pub fn run_files(
     adjust: &(dyn Fn(&mut Matrix) + Sync),
     done: &(dyn Fn(usize) + Sync),
 ) -> RunOutcome {
+    run_files_live(
+        files,
+        loader,
+        selection,
+        opts,
+        threads,
+        adjust,
+        &|_, _| {},
+        done,
+    )
+}
+
+/// [`run_files`], telling `on_row` of each result as soon as it is known,
+/// with the index of its file: a file's rows come in file order (rows of
+/// different files interleave as the threads finish them). The registry
+/// coverage guardrail, which waits for every matrix, is told last.
+#[allow(clippy::too_many_arguments)]
+pub fn run_files_live(
+    files: &[Found],
+    loader: &Loader,
+    selection: &Selection,
+    opts: &RunOptions,
+    threads: usize,
+    adjust: &(dyn Fn(&mut Matrix) + Sync),
+    on_row: &(dyn Fn(usize, &RowResult) + Sync),
+    done: &(dyn Fn(usize) + Sync),
+) -> RunOutcome {
     // Registries whose coverage guardrail waits for every matrix of the run.
     let pending = Mutex::new(Vec::new());
     let coverage = Mutex::new(Coverage::new());
@@ -134,11 +217,15 @@ pub fn run_files(
                     c.record(&m);
                     crate::base::lock(&coverage).merge(c);
                 }
-                (run_matrix(&m, selection, opts), false)
+                (
+                    run_matrix_live(&m, selection, opts, &|r| on_row(i, r)),
+                    false,
+                )
             }
             Loaded::Registry => match suite::Suite::load(f, &loader.registries) {
                 Ok(s) => {
                     let results = s.results(&keep, opts);
+                    results.iter().for_each(|r| on_row(i, r));
                     crate::base::lock(&pending).push((i, s.registry));
                     (results, false)
                 }
@@ -146,12 +233,16 @@ pub fn run_files(
             },
             Loaded::Errors(e) => (vec![load_failure(f, e.to_string())], true),
         };
+        if part.1 {
+            part.0.iter().for_each(|r| on_row(i, r));
+        }
         done(i);
         part
     });
     let coverage = coverage.into_inner().unwrap_or_else(|e| e.into_inner());
     for (i, r) in pending.into_inner().unwrap_or_else(|e| e.into_inner()) {
         if let Some(res) = suite::coverage_result(&r, &coverage, &keep) {
+            on_row(i, &res);
             parts[i].0.push(res);
         }
     }

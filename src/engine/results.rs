@@ -27,6 +27,17 @@ pub struct RowResult {
     /// The observed run (trace lines and timings), when it was captured for
     /// the HTML report (boxed: results of 100,000 rows stay small).
     pub observed: Option<Box<ObservedRun>>,
+    /// How long it took and where it is written (for JUnit and live lines).
+    pub meta: RowMeta,
+}
+
+/// What reports show about a row besides its verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RowMeta {
+    /// Wall-clock time the row took to run (`None`: not run, or not timed).
+    pub time: Option<std::time::Duration>,
+    /// 1-based line of the row's `name` in its file.
+    pub line: Option<usize>,
 }
 
 /// Counts.
@@ -75,5 +86,6 @@ pub fn load_failure(found: &Found, text: String) -> RowResult {
             text,
         )),
         observed: None,
+        meta: RowMeta::default(),
     }
 }

@@ -55,6 +55,9 @@ pub struct RunOptions {
     pub verdict: verdict::Options,
     /// Which observed runs to keep.
     pub capture: Capture,
+    /// Blessing: failing rows' observed values are written into their
+    /// files (`faultmatrix run --bless`, `FAULTMATRIX_BLESS=1`).
+    pub bless: Option<Arc<verdict::bless::Session>>,
 }
 
 impl RunOptions {
@@ -68,6 +71,7 @@ impl RunOptions {
             },
             exec: ExecOptions::from_env(env),
             capture: Capture::Off,
+            bless: None,
         }
     }
 }
@@ -80,6 +84,12 @@ pub fn run_row(
 ) -> (Result<(), Failure>, Option<ObservedRun>) {
     let obs = crate::exec::run::run_row_with(matrix, row, &opts.exec);
     let (verdict, obs) = verdict::judge(matrix, row, obs, &opts.verdict);
+    let verdict = match (&opts.bless, verdict) {
+        (Some(session), Err(failure)) => session.bless(matrix, row, &obs, failure, |blessed| {
+            verdict::judge(matrix, blessed, obs.clone(), &opts.verdict).0
+        }),
+        (_, v) => v,
+    };
     let observed = opts
         .capture
         .keep(verdict.is_err())
@@ -89,6 +99,8 @@ pub fn run_row(
 
 /// A row's result (ignored rows are not run).
 pub fn row_result(matrix: &Matrix, row: &Row, opts: &RunOptions) -> RowResult {
+    let started = std::time::Instant::now();
+    let ran = row.ignore.is_none();
     let (verdict, observed) = match &row.ignore {
         Some(reason) => (Verdict::Ignored(reason.clone()), None),
         None => {
@@ -107,5 +119,9 @@ pub fn row_result(matrix: &Matrix, row: &Row, opts: &RunOptions) -> RowResult {
         tags: row.tags.clone(),
         verdict,
         observed: observed.map(Box::new),
+        meta: crate::engine::results::RowMeta {
+            time: ran.then(|| started.elapsed()),
+            line: Some(matrix.row_pos(row).line).filter(|l| *l > 0),
+        },
     }
 }

@@ -86,6 +86,7 @@ impl Suite {
                 tags: m.rows[i].tags.clone(),
                 verdict,
                 observed: None,
+                meta: Default::default(),
             });
         }
         for g in Guardrail::ALL.iter().filter(|g| !g.needs_coverage()) {
@@ -137,6 +138,7 @@ pub fn guardrail_result(
         tags: vec!["guardrail".into()],
         verdict,
         observed: None,
+        meta: Default::default(),
     })
 }
 

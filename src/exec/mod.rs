@@ -3,6 +3,8 @@
 //! recording, the fixture server and command systems over the wire, and
 //! the observed trace.
 
+#[cfg(feature = "http")]
+pub mod http;
 pub mod observation;
 pub mod run;
 pub mod runtime;

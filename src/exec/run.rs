@@ -49,7 +49,7 @@ impl ExecOptions {
     }
 }
 
-pub use crate::exec::runtime::{paused_runtime, real_time_runtime};
+pub use crate::exec::runtime::{paused_io_runtime, paused_runtime, real_time_runtime};
 
 /// What a row hands its system: the transport, the row's request,
 /// deadline and jitter, a fresh escalation sink, and the wall clock's start.
@@ -84,6 +84,11 @@ pub fn run_row_with(matrix: &Matrix, row: &Row, opts: &ExecOptions) -> Observati
         }
         SystemUnderTest::InProcess { system, .. } => system.clone(),
     };
+    if system.needs_io() {
+        // Sockets may outlive a row in ways a task count does not show: a
+        // fresh runtime each time.
+        return paused_io_runtime().block_on(run_row_async(matrix, row, system.as_ref(), opts));
+    }
     crate::exec::runtime::block_on_paused(run_row_async(matrix, row, system.as_ref(), opts))
 }
 

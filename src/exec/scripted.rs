@@ -61,6 +61,12 @@ pub struct CallRecord {
 
 pub use crate::exec::upstream::RouteCursor;
 
+/// The message of the [`TransportError::Other`] a `truncated` entry gives:
+/// a 200 whose body stops short. Systems that only tell resets from the
+/// rest see it as malformed, as before; the HTTP seam
+/// ([`crate::exec::http`]) writes it as a truncated body on the wire.
+pub const TRUNCATED: &str = "truncated response: the body stopped short of its content-length";
+
 struct State {
     upstream: Upstream,
     calls: Vec<CallRecord>,
@@ -280,10 +286,15 @@ impl Transport for Scripted {
                     this.set_end(idx, Some(Outcome::Reset));
                     Err(TransportError::Reset)
                 }
-                Answer::Malformed | Answer::Truncated => {
+                Answer::Malformed => {
                     guard.armed = false;
                     this.set_end(idx, Some(Outcome::Malformed));
                     Err(TransportError::Malformed)
+                }
+                Answer::Truncated => {
+                    guard.armed = false;
+                    this.set_end(idx, Some(Outcome::Malformed));
+                    Err(TransportError::Other(TRUNCATED.into()))
                 }
                 Answer::Response(r) => {
                     guard.armed = false;

@@ -76,14 +76,23 @@ impl RouteCursor {
                 Repeat::Times(n) if i == self.cursor => n - self.served_current,
                 Repeat::Times(n) => n,
             };
-            for _ in 0..left {
-                unused.push(e.label.clone());
+            // One item per entry with the count left: `503 x3`, never the
+            // entry's own `503 x5` label repeated five times.
+            let base = match e.repeat {
+                Repeat::Times(n) => e.label.strip_suffix(&format!(" x{n}")).unwrap_or(&e.label),
+                Repeat::Forever => &e.label,
+            };
+            match left {
+                0 => {}
+                1 => unused.push((1, base.to_string())),
+                k => unused.push((k, format!("{base} x{k}"))),
             }
         }
         if unused.is_empty() {
             return None;
         }
-        let n = unused.len();
+        let n: u32 = unused.iter().map(|(k, _)| *k).sum();
+        let unused: Vec<String> = unused.into_iter().map(|(_, l)| l).collect();
         let t = self.served_total;
         Some(format!(
             "route {route}: {n} scripted answer{} never requested ({}); {t} call{} made",

@@ -69,6 +69,7 @@ mod tests {
                 )],
             }),
             observed: None,
+            meta: Default::default(),
         };
         assert_eq!(
             annotations(&[r]),

@@ -270,6 +270,7 @@ mod tests {
             tags: vec![],
             verdict,
             observed,
+            meta: Default::default(),
         }
     }
 

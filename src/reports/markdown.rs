@@ -83,6 +83,7 @@ mod tests {
                     "- a\n+ b\n".repeat(50),
                 )),
                 observed: None,
+                meta: Default::default(),
             })
             .collect();
         let md = render(&results);

@@ -5,17 +5,21 @@ use std::io::{self, Write};
 
 use crate::engine::results::{RowResult, Summary, Verdict};
 
+/// The word a row's line starts with (`ok     `, `FAILED `, `ignored`).
+pub fn row_tag(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Passed => "ok     ",
+        Verdict::Failed(_) => "FAILED ",
+        Verdict::Ignored(_) => "ignored",
+    }
+}
+
 /// Writes the plain text report: a line per row (unless `quiet`), then each
 /// failure's message, then the summary line.
 pub fn write_text(out: &mut dyn Write, results: &[RowResult], quiet: bool) -> io::Result<()> {
     if !quiet {
         for r in results {
-            let tag = match &r.verdict {
-                Verdict::Passed => "ok     ",
-                Verdict::Failed(_) => "FAILED ",
-                Verdict::Ignored(_) => "ignored",
-            };
-            writeln!(out, "{tag} {}", r.id)?;
+            writeln!(out, "{} {}", row_tag(&r.verdict), r.id)?;
         }
     }
     let failed: Vec<&RowResult> = results

@@ -7,16 +7,27 @@ use similar::{ChangeTag, TextDiff};
 use crate::exec::run::{Observation, RunEnd};
 use crate::model::{Matrix, Row};
 use crate::verdict::failure::{Problem, ProblemKind};
+use crate::verdict::lines;
 
-/// The observed trace as text, shaped like the row's expected lines.
+/// The observed trace as text, each call read against the expected line
+/// for the same call ([`lines::shown`]): a line that holds is shown as
+/// written, so the diff shows only real differences.
 pub fn observed_text(row: &Row, obs: &Observation) -> String {
+    observed_with_notes(row, obs).0
+}
+
+/// [`observed_text`] and the notes that explain fields shown as absent.
+fn observed_with_notes(row: &Row, obs: &Observation) -> (String, Vec<String>) {
     let expected = row.expect.trace.as_deref().unwrap_or(&[]);
     let mut out = String::new();
+    let mut notes = Vec::new();
     for (i, line) in obs.lines.iter().enumerate() {
-        out.push_str(&line.render(expected.get(i)));
+        let (text, n) = lines::shown(lines::expected_for(expected, i, line), line);
+        out.push_str(&text);
         out.push('\n');
+        notes.extend(n);
     }
-    out
+    (out, notes)
 }
 
 /// The expected trace as text.
@@ -31,21 +42,62 @@ pub fn expected_text(row: &Row) -> Option<String> {
     })
 }
 
-/// A unified diff, every line shown (traces are short), `-` expected and `+` observed.
+/// Longest run of observed-only (`+`) lines a diff shows whole. A longer
+/// run (a runaway client: hundreds of calls the row never expected) shows
+/// its first [`KEPT_OF_A_RUN`] lines, one line saying how many were cut,
+/// and its last line; the guard's message follows the diff.
+pub const MAX_INSERTED_RUN: usize = 12;
+
+/// Lines kept at the start of a cut run of observed-only lines.
+pub const KEPT_OF_A_RUN: usize = 8;
+
+/// A unified diff, `-` expected and `+` observed; every line shown, except
+/// that a run of more than [`MAX_INSERTED_RUN`] observed-only lines is cut.
 pub fn diff(expected: &str, observed: &str) -> String {
     let d = TextDiff::from_lines(expected, observed);
     let mut out = String::new();
+    let mut run: Vec<&str> = Vec::new();
+    let flush = |out: &mut String, run: &mut Vec<&str>| {
+        if run.len() > MAX_INSERTED_RUN {
+            for line in &run[..KEPT_OF_A_RUN] {
+                out.push_str("+ ");
+                out.push_str(line);
+                out.push('\n');
+            }
+            let cut = run.len() - KEPT_OF_A_RUN - 1;
+            out.push_str(&format!(
+                "+ … {cut} more observed call{} cut …\n",
+                if cut == 1 { "" } else { "s" }
+            ));
+            out.push_str("+ ");
+            out.push_str(run[run.len() - 1]);
+            out.push('\n');
+        } else {
+            for line in run.iter() {
+                out.push_str("+ ");
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        run.clear();
+    };
     for change in d.iter_all_changes() {
+        let text = change.value().trim_end_matches('\n');
         let sign = match change.tag() {
+            ChangeTag::Insert => {
+                run.push(text);
+                continue;
+            }
             ChangeTag::Delete => '-',
-            ChangeTag::Insert => '+',
             ChangeTag::Equal => ' ',
         };
+        flush(&mut out, &mut run);
         out.push(sign);
         out.push(' ');
-        out.push_str(change.value().trim_end_matches('\n'));
+        out.push_str(text);
         out.push('\n');
     }
+    flush(&mut out, &mut run);
     out
 }
 
@@ -61,7 +113,7 @@ fn first_difference(expected: &str, observed: &str) -> Option<usize> {
 pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
     let mut problems = Problems::default();
     let exp = &row.expect;
-    let observed = observed_text(row, obs);
+    let (observed, notes) = observed_with_notes(row, obs);
 
     if let Some(expected) = expected_text(row) {
         if expected != observed {
@@ -89,8 +141,20 @@ pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
                     ));
                 }
             }
+            for n in &notes {
+                p.push_str("note: ");
+                p.push_str(n);
+                p.push('\n');
+            }
             problems.add(ProblemKind::Trace, p);
         }
+    }
+
+    if exp.pending {
+        problems.add(
+            ProblemKind::Stop,
+            "the row asserts nothing yet: `faultmatrix run --bless` writes its observed trace and stop",
+        );
     }
 
     let stop = obs.stop();
@@ -323,4 +387,42 @@ pub fn trace_line_number(matrix: &Matrix, row: &Row, i: usize) -> usize {
         i,
     )
     .line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calls(range: std::ops::RangeInclusive<u32>) -> String {
+        range
+            .map(|n| format!("A{n} 429 RATE_LIMITED retry wait=1s\n"))
+            .collect()
+    }
+
+    #[test]
+    fn a_runaway_shows_its_first_calls_how_many_were_cut_and_its_last() {
+        let expected = calls(1..=3);
+        let observed = format!("{}A101 unscripted aborted\n", calls(1..=100));
+        let d = diff(&expected, &observed);
+        let want = format!(
+            "{}{}+ … 89 more observed calls cut …\n+ A101 unscripted aborted\n",
+            calls(1..=3)
+                .lines()
+                .map(|l| format!("  {l}\n"))
+                .collect::<String>(),
+            calls(4..=11)
+                .lines()
+                .map(|l| format!("+ {l}\n"))
+                .collect::<String>(),
+        );
+        assert_eq!(d, want);
+        assert_eq!(d.lines().count(), 3 + 8 + 2);
+    }
+
+    #[test]
+    fn a_short_run_of_extra_calls_is_shown_whole() {
+        let d = diff(&calls(1..=1), &calls(1..=13));
+        assert_eq!(d.lines().filter(|l| l.starts_with('+')).count(), 12);
+        assert!(!d.contains("cut"), "{d}");
+    }
 }

@@ -91,6 +91,8 @@ pub enum ProblemKind {
     Load,
     /// A registry guardrail.
     Guardrail,
+    /// What bless wrote into the row's file, or why it did not.
+    Bless,
 }
 
 /// One problem: its kind and its text (possibly several lines).

@@ -6,14 +6,18 @@
 //! |---|---|
 //! | [`failure`] | [`Failure`], [`Problem`], [`Location`] |
 //! | [`compare`] | the trace diff and every other assertion |
+//! | [`lines`] | an observed call against its expected line, by value |
 //! | [`snapshot`] | snapshot rows and their files |
 //! | [`tape`] | tape rows: replay problems, committing or discarding a recording |
 //! | [`tolerance`] | snapping real-time waits onto expected ones |
 //! | [`requests`] | `expect.requests` |
 //! | [`observed`] | what reports show of a row's run |
+//! | [`bless`] | observed values written back into the row's file |
 
+pub mod bless;
 pub mod compare;
 pub mod failure;
+pub mod lines;
 pub mod observed;
 pub mod requests;
 pub mod snapshot;
@@ -44,7 +48,11 @@ pub fn judge(
     mut obs: Observation,
     opts: &Options,
 ) -> (Result<(), Failure>, Observation) {
-    if matrix.command().is_some() {
+    // Real-clock rows only: a virtual-clock command compares exactly.
+    if matrix
+        .command()
+        .is_some_and(|c| c.clock == crate::model::command::Clock::Real)
+    {
         tolerance::snap(row, &mut obs, &row.settings.tolerance);
     }
     let problems = tape::problems(row, &obs, || {

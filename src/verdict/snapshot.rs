@@ -117,7 +117,13 @@ impl Options {
 
 /// The accepted snapshot's text, without its header.
 fn accepted(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
+    // Never read through a symlinked folder or file (it could point
+    // outside the tree); the write that follows is refused with a message.
+    let linked = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    if linked(path) || path.parent().is_some_and(linked) {
+        return None;
+    }
+    let text = crate::base::confine::read_text(path, crate::base::confine::MAX_FILE_BYTES).ok()?;
     Some(body_of(&text).to_string())
 }
 
@@ -156,14 +162,41 @@ fn snap_file(matrix: &Matrix, row: &Row, contents: &str) -> String {
 }
 
 /// Writes a file atomically (a temporary file beside it, then a rename).
+/// The write stays beside the matrix: a `snapshots/` folder (or file) that
+/// is a symlink resolving elsewhere is refused (see
+/// [`crate::base::confine`]).
 fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+    let refused = |why: String| std::io::Error::new(std::io::ErrorKind::PermissionDenied, why);
+    let folder = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let matrix_dir = folder
+        .and_then(Path::parent)
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let root = std::fs::canonicalize(matrix_dir)?;
+    if let Some(dir) = folder {
+        if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(refused(format!(
+                "{} is a symlink: snapshots are written only into a real folder beside the matrix",
+                dir.display()
+            )));
+        }
+    }
+    crate::base::confine::check_write(&root, path).map_err(refused)?;
+    if let Some(dir) = folder {
         std::fs::create_dir_all(dir)?;
     }
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".tmp-{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text)?;
+    {
+        use std::io::Write;
+        let _ = std::fs::remove_file(&tmp);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+    }
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })

@@ -35,7 +35,7 @@ pub fn snap(row: &Row, obs: &mut Observation, t: &Tolerance) {
     let expected = row.expect.trace.as_deref().unwrap_or(&[]);
     let mut problems = Vec::new();
     for (i, line) in obs.lines.iter_mut().enumerate() {
-        let exp = expected.get(i);
+        let exp = crate::verdict::lines::expected_for(expected, i, line);
         let label = call_label(&line.route, line.attempt);
         if let Some(w) = line.wait {
             let zero = DurationSpec::Exact(Duration::ZERO);

@@ -11,34 +11,83 @@ use std::time::Duration;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
-/// Parses `30s`, `250ms`, `1.5s`, `2m`, `1h`, `100us`, `5ns` or a bare `0`.
+/// The longest duration a file may give: 10 years (3650 days of 24 h).
+/// Longer values are refused rather than clamped (tokio's timers clamp at
+/// about 30 years, and a virtual clock must keep every wait exactly).
+pub const MAX: Duration = Duration::from_secs(3650 * 24 * 3600);
+
+/// [`MAX`] as the messages write it.
+pub const MAX_TEXT: &str = "87600h (10 years)";
+
+/// Parses a duration in the humantime grammar, plus fractions: one or
+/// more spans of a number and a unit, with or without spaces between them
+/// (`30s`, `250ms`, `1.5s`, `2m`, `1m30s`, `1m 30s`, `2min`, `2sec`,
+/// `1h 5min`), or a bare `0`. At most [`MAX`]; digits finer than a
+/// nanosecond are refused, never dropped.
+///
+/// Units: `ns`/`nsec`, `us`/`µs`/`usec`, `ms`/`msec`/`millis`,
+/// `s`/`sec`/`secs`/`second`/`seconds`, `m`/`min`/`mins`/`minute`/`minutes`,
+/// `h`/`hr`/`hrs`/`hour`/`hours`, `d`/`day`/`days`, `w`/`week`/`weeks`.
+/// Months and years (which humantime reads as 30.44 and 365.25 days) are
+/// refused: a retry policy has no use for them and they have no exact length.
 pub fn parse(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     if t == "0" {
         return Ok(Duration::ZERO);
     }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("`{t}` has no unit: write it as `{t}s` or `{t}ms`"))?;
-    let (num, unit) = t.split_at(split);
-    if num.is_empty() {
-        return Err(format!(
-            "`{t}` is not a duration: expected a number and a unit such as `1s` or `250ms`"
-        ));
-    }
-    let nanos_per: u128 = match unit {
-        "ns" => 1,
-        "us" | "µs" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        "m" => 60_000_000_000,
-        "h" => 3_600_000_000_000,
-        other => {
+    let mut nanos: u128 = 0;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let split = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (num, after) = rest.split_at(split);
+        if num.is_empty() {
             return Err(format!(
-                "`{t}` has unknown unit `{other}`: expected one of ns, us, ms, s, m, h"
-            ))
+                "`{t}` is not a duration: expected a number and a unit such as `1s` or `250ms`"
+            ));
         }
-    };
+        let after = after.trim_start();
+        let unit_len = after
+            .find(|c: char| c.is_ascii_digit() || c == '.' || c.is_whitespace())
+            .unwrap_or(after.len());
+        let (unit, next) = after.split_at(unit_len);
+        if unit.is_empty() {
+            return Err(format!("`{t}` has no unit: write it as `{t}s` or `{t}ms`"));
+        }
+        let per = unit_nanos(unit).ok_or_else(|| {
+            format!(
+                "`{t}` has unknown unit `{unit}`: expected one of ns, us, ms, s, m, h, d, w (or sec, min, hr, ...)"
+            )
+        })?;
+        let too_long = || format!("`{t}` is too long: the longest duration is {MAX_TEXT}");
+        nanos = nanos.checked_add(span(t, num, per)?).ok_or_else(too_long)?;
+        if nanos > MAX.as_nanos() {
+            return Err(too_long());
+        }
+        rest = next.trim_start();
+    }
+    Ok(Duration::from_nanos(nanos as u64))
+}
+
+/// Nanoseconds in one `unit`, for the unit names humantime accepts.
+fn unit_nanos(unit: &str) -> Option<u128> {
+    const S: u128 = 1_000_000_000;
+    Some(match unit {
+        "ns" | "nsec" | "nanos" => 1,
+        "us" | "µs" | "usec" | "micros" => 1_000,
+        "ms" | "msec" | "millis" => 1_000_000,
+        "s" | "sec" | "secs" | "second" | "seconds" => S,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60 * S,
+        "h" | "hr" | "hrs" | "hour" | "hours" => 3_600 * S,
+        "d" | "day" | "days" => 86_400 * S,
+        "w" | "week" | "weeks" => 604_800 * S,
+        _ => return None,
+    })
+}
+
+/// One span: `num` (digits, at most one `.`) times `per` nanoseconds.
+fn span(t: &str, num: &str, per: u128) -> Result<u128, String> {
     let (int, frac) = match num.split_once('.') {
         Some((i, f)) => (i, f),
         None => (num, ""),
@@ -50,26 +99,32 @@ pub fn parse(text: &str) -> Result<Duration, String> {
         0
     } else {
         int.parse()
-            .map_err(|_| format!("`{t}` is not a duration"))?
+            .map_err(|_| format!("`{t}` is too long: the longest duration is {MAX_TEXT}"))?
     };
-    let mut nanos = int_v
-        .checked_mul(nanos_per)
-        .ok_or_else(|| format!("`{t}` is too long"))?;
+    let too_long = || format!("`{t}` is too long: the longest duration is {MAX_TEXT}");
+    let mut nanos = int_v.checked_mul(per).ok_or_else(too_long)?;
     if !frac.is_empty() {
+        if !frac.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!("`{t}` is not a duration"));
+        }
+        // Digits past the 18th are below a nanosecond for every unit: they
+        // must be zeros, never silently dropped.
         let digits = frac.len().min(18) as u32;
+        if frac.bytes().skip(18).any(|b| b != b'0') {
+            return Err(format!("`{t}` is finer than a nanosecond"));
+        }
         let f: u128 = frac[..digits as usize]
             .parse()
             .map_err(|_| format!("`{t}` is not a duration"))?;
-        let add = f * nanos_per / 10u128.pow(digits);
-        if add * 10u128.pow(digits) != f * nanos_per {
+        let scale = 10u128.pow(digits);
+        // f < 10^18 and per <= 6.048e14 (a week): the product fits a u128.
+        let scaled = f * per;
+        if scaled % scale != 0 {
             return Err(format!("`{t}` is finer than a nanosecond"));
         }
-        nanos += add;
+        nanos = nanos.checked_add(scaled / scale).ok_or_else(too_long)?;
     }
-    if nanos > u64::MAX as u128 {
-        return Err(format!("`{t}` is too long"));
-    }
-    Ok(Duration::from_nanos(nanos as u64))
+    Ok(nanos)
 }
 
 /// Canonical text of a duration: `0s`, `1s`, `1500ms`, `250us`, `7ns`.
@@ -133,9 +188,9 @@ impl<'de> Deserialize<'de> for Dur {
 #[cfg(feature = "schema")]
 pub fn duration_schema() -> schemars::Schema {
     schemars::json_schema!({
-        "description": "A duration such as `1s`, `250ms`, `1.5s`, `2m`, or `0`.",
+        "description": "A duration such as `1s`, `250ms`, `1.5s`, `2m`, `1m30s`, `1m 30s`, `2min`, or `0`.",
         "anyOf": [
-            { "type": "string", "pattern": "^\\s*(0|[0-9]*\\.?[0-9]+(ns|us|µs|ms|s|m|h))\\s*$" },
+            { "type": "string", "pattern": "^\\s*(0|([0-9]*\\.?[0-9]+\\s*(nsec|nanos|ns|usec|micros|us|µs|msec|millis|ms|seconds|second|secs|sec|s|minutes|minute|mins|min|m|hours|hour|hrs|hr|h|days|day|d|weeks|week|w)\\s*)+)$" },
             { "const": 0 }
         ]
     })
@@ -165,6 +220,16 @@ mod tests {
             ("0", "0s"),
             ("0.25ms", "250us"),
             ("1h", "3600s"),
+            ("1m30s", "90s"),
+            ("1m 30s", "90s"),
+            ("2min", "120s"),
+            ("2sec", "2s"),
+            ("1min", "60s"),
+            ("1 sec", "1s"),
+            ("1h 5min 2.5s", "3902500ms"),
+            ("250msec", "250ms"),
+            ("1d", "86400s"),
+            ("1.5m", "90s"),
         ] {
             assert_eq!(format(parse(text).unwrap()), canon, "{text}");
         }
@@ -173,8 +238,43 @@ mod tests {
     #[test]
     fn rejects_bad_input() {
         assert!(parse("5").unwrap_err().contains("no unit"));
-        assert!(parse("5 sec").unwrap_err().contains("unknown unit"));
+        assert!(parse("5 secs").is_ok());
+        assert!(parse("5 fortnights")
+            .unwrap_err()
+            .contains("unknown unit `fortnights`"));
+        assert!(parse("1m30x").unwrap_err().contains("unknown unit `x`"));
+        assert!(parse("2 months").unwrap_err().contains("unknown unit"));
         assert!(parse("s").is_err());
         assert!(parse("1.2.3s").is_err());
+    }
+
+    #[test]
+    fn overflow_is_an_error_never_a_wrap_or_a_panic() {
+        // Overflowed a u128 add before: read as 543ns in release, a panic
+        // in debug builds.
+        let e = parse("340282366920938463463374607431768211.999us").unwrap_err();
+        assert!(e.contains("too long"), "{e}");
+        let e = parse("340282366920938463463374607431768211455h").unwrap_err();
+        assert!(e.contains("too long"), "{e}");
+        assert!(parse("99999999999999999999999999999999999999999s").is_err());
+        assert!(parse("87601h").unwrap_err().contains("87600h (10 years)"));
+        assert_eq!(parse("87600h").unwrap(), MAX);
+        assert_eq!(
+            parse("87599.999999999999999999h").unwrap_err(),
+            "`87599.999999999999999999h` is finer than a nanosecond"
+        );
+    }
+
+    #[test]
+    fn digits_below_a_nanosecond_are_refused_not_dropped() {
+        assert!(parse("1.0000000000000000001s")
+            .unwrap_err()
+            .contains("finer"));
+        assert_eq!(
+            parse("1.00000000000000000000s").unwrap(),
+            Duration::from_secs(1)
+        );
+        assert!(parse("1.5ns").unwrap_err().contains("finer"));
+        assert_eq!(parse("0.000000001s").unwrap(), Duration::from_nanos(1));
     }
 }

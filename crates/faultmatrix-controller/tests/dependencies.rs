@@ -9,7 +9,7 @@ mod cargo_tree;
 #[test]
 fn only_serde_and_tokio_time_enter_the_build() {
     let deps =
-        cargo_tree::normal_dependencies("faultmatrix-controller", env!("CARGO_MANIFEST_DIR"));
+        cargo_tree::normal_dependencies("faultmatrix-controller", &cargo_tree::package_dir());
     // serde's derive stack and tokio's own dependencies.
     let allowed = [
         "faultmatrix-controller",

@@ -9,7 +9,7 @@ mod cargo_tree;
 
 #[test]
 fn no_runner_or_cli_crate_enters_the_core() {
-    let deps = cargo_tree::normal_dependencies("faultmatrix-core", env!("CARGO_MANIFEST_DIR"));
+    let deps = cargo_tree::normal_dependencies("faultmatrix-core", &cargo_tree::package_dir());
     let forbidden = [
         "clap",
         "mimalloc",

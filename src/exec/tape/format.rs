@@ -360,9 +360,10 @@ impl Tape {
 
     /// Reads a tape from disk. A missing file is [`TapeErrorKind::Missing`].
     pub fn read(path: &Path, file: &str) -> Result<Self, TapeError> {
-        match std::fs::read_to_string(path) {
+        use crate::base::confine::{read_text, ReadError, MAX_FILE_BYTES};
+        match read_text(path, MAX_FILE_BYTES) {
             Ok(text) => Self::from_text(file, &text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(TapeError {
+            Err(ReadError::Missing) => Err(TapeError {
                 kind: TapeErrorKind::Missing,
                 file: file.to_string(),
                 message: format!(

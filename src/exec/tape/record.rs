@@ -50,6 +50,8 @@ pub struct Recording {
     pub tmp: Option<PathBuf>,
     /// The tape's final place.
     pub target: PathBuf,
+    /// The root the tape stays inside (see [`crate::base::confine`]).
+    pub root: PathBuf,
     /// The tape as shown in messages.
     pub file: String,
     /// The outcome token of every recorded answer, in order.
@@ -67,6 +69,13 @@ impl Recording {
             return Err(e.clone());
         }
         let tmp = self.tmp.as_ref().expect("written when there is no error");
+        if let Err(why) = writable(&self.root, &self.target) {
+            let _ = std::fs::remove_file(tmp);
+            return Err(format!(
+                "recording {}: refused to write the tape: {why}",
+                self.file
+            ));
+        }
         std::fs::rename(tmp, &self.target).map_err(|e| {
             let _ = std::fs::remove_file(tmp);
             format!(
@@ -218,12 +227,20 @@ impl Recorder {
         let mut rec = Recording {
             tmp: None,
             target: row.path.clone(),
+            root: row.root.clone(),
             file: row.file.clone(),
             got,
             write_error: None,
             problem: lock(&self.problem).clone(),
         };
         let text = Tape::new(interactions).to_text();
+        if let Err(why) = writable(&row.root, &row.path) {
+            rec.write_error = Some(format!(
+                "recording {}: refused to write the tape: {why}",
+                row.file
+            ));
+            return (report, rec);
+        }
         match write_tmp(&row.path, &text) {
             Ok(p) => rec.tmp = Some(p),
             Err(e) => {
@@ -235,6 +252,40 @@ impl Recorder {
         }
         (report, rec)
     }
+}
+
+/// Whether a recording may write `target`: it stays inside `root` (no
+/// symlink followed, checked again right before the write) and is either
+/// new or already a tape (its first lines carry `version:` and
+/// `digest: sha256:`), so a recording never replaces another kind of file,
+/// the matrix included.
+fn writable(root: &Path, target: &Path) -> Result<(), String> {
+    if root.as_os_str().is_empty() {
+        return Err("the tape has no root to stay inside".into());
+    }
+    crate::base::confine::check_write(root, target)?;
+    if target.exists() && !is_tape(target) {
+        return Err(
+            "the file there is not a faultmatrix tape (no `version:` and `digest: sha256:` lines): a recording only replaces a tape"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// Whether the file's first 4 KiB look like a tape's head.
+fn is_tape(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    if f.take(4096).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let head = String::from_utf8_lossy(&head);
+    let has = |p: &str| head.lines().any(|l| l.starts_with(p));
+    has("version:") && has("digest: sha256:")
 }
 
 static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -261,7 +312,11 @@ fn write_tmp(target: &Path, text: &str) -> std::io::Result<PathBuf> {
     };
     let write = || -> std::io::Result<()> {
         use std::io::Write;
-        let mut f = std::fs::File::create(&tmp)?;
+        // `create_new`: never follows a symlink planted under the name.
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         f.write_all(text.as_bytes())?;
         f.sync_all()
     };

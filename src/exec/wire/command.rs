@@ -42,7 +42,7 @@ use crate::contracts::transport::Request;
 use crate::exec::observation::{Observation, RunEnd};
 use crate::exec::scripted::CallRecord;
 use crate::exec::trace::{self, Ending};
-pub use crate::model::command::CommandSpec;
+pub use crate::model::command::{Clock, CommandSpec};
 use crate::model::{Matrix, RouteScript, Row};
 
 /// Expands `${VAR}` and `${VAR:-default}` from the environment; other
@@ -175,6 +175,12 @@ fn last_lines(bytes: &[u8], n: usize) -> String {
 
 /// Converts server observations into call records (times to the ms).
 pub fn records(calls: &[WireCall]) -> Vec<CallRecord> {
+    records_with(calls, round_ms)
+}
+
+/// Converts server observations into call records, times through `time`
+/// (to the ms on the real clock, exact on the virtual one).
+pub fn records_with(calls: &[WireCall], time: fn(Duration) -> Duration) -> Vec<CallRecord> {
     calls
         .iter()
         .map(|c| {
@@ -192,8 +198,8 @@ pub fn records(calls: &[WireCall]) -> Vec<CallRecord> {
             CallRecord {
                 route: c.route.clone(),
                 attempt: c.attempt,
-                started: round_ms(c.started),
-                ended: c.ended.map(round_ms),
+                started: time(c.started),
+                ended: c.ended.map(time),
                 outcome: c.outcome.clone(),
                 body: c.answer_body.clone(),
                 request: Request {
@@ -213,8 +219,10 @@ pub fn records(calls: &[WireCall]) -> Vec<CallRecord> {
         .collect()
 }
 
-/// Runs one row over the wire against a command. Real time, on a fresh
-/// current-thread runtime; nothing outlives the call.
+/// Runs one row over the wire against a command, on the clock its spec
+/// names: the row's virtual clock through a clock shim
+/// ([`super::vclock`]), or the real clock on a fresh current-thread
+/// runtime. Nothing outlives the call.
 pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
     let rt = match crate::exec::runtime::real_time_runtime() {
         Ok(rt) => rt,
@@ -225,29 +233,30 @@ pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Obs
             )
         }
     };
-    rt.block_on(run_async(matrix, row, spec, env))
+    match spec.clock {
+        Clock::Virtual => rt.block_on(super::vclock::run_row(matrix, row, spec, env)),
+        Clock::Real => rt.block_on(run_async(matrix, row, spec, env)),
+    }
 }
 
-enum Ended {
+/// How the command's run ended.
+pub(super) enum Ended {
     Exited(std::process::ExitStatus),
+    /// Killed at the real-time limit (the message is built from the calls).
     Hung,
+    /// Stopped by the runner, which already said why (a virtual limit, a
+    /// client blocked in real time): the trace ends `hung` or `aborted`.
+    Stopped(Ending),
     Aborted,
     WaitFailed(String),
 }
 
-async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
-    let s = &row.settings;
-    let request_id = crate::exec::observation::request_id(&matrix.file, &row.name);
-    if row.tape().is_some() {
-        return Observation::failed(
-            request_id,
-            "a row with a tape cannot run over the wire: tapes replay in process only".into(),
-        );
-    }
-    // Listeners in the declared route order (the fallback order a client
-    // reads from FAULTMATRIX_ROUTES), then any other scripted route; a
-    // declared route the row does not script still listens, so a call to
-    // it is observed (and fails the row) instead of being refused.
+/// The row's routes, in the order its listeners are started: the declared
+/// route order (the fallback order a client reads from
+/// `FAULTMATRIX_ROUTES`), then any other scripted route; a declared route
+/// the row does not script still listens, so a call to it is observed (and
+/// fails the row) instead of being refused.
+pub(super) fn row_scripts(row: &Row, spec: &CommandSpec) -> Vec<RouteScript> {
     let mut scripts: Vec<RouteScript> = Vec::new();
     for r in spec.routes.iter().flatten() {
         let entries = row
@@ -266,6 +275,120 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) ->
             scripts.push(x.clone());
         }
     }
+    scripts
+}
+
+/// The program and its arguments, expanded.
+pub(super) fn expand_argv(spec: &CommandSpec, env: &Env) -> Result<Vec<String>, String> {
+    spec.argv
+        .iter()
+        .map(|a| expand(a, env))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("system.command: {e}"))
+}
+
+/// The row's variables for the command (`routes`: each route's name and
+/// base URL), then the system's own `env`, expanded.
+pub(super) fn row_vars(
+    matrix: &Matrix,
+    row: &Row,
+    spec: &CommandSpec,
+    env: &Env,
+    routes: &[(String, String)],
+    request_id: &str,
+) -> Result<Vec<(String, String)>, String> {
+    let mut vars = Vec::new();
+    let mut routes_var = Vec::new();
+    for (route, url) in routes {
+        vars.push((url_var(route), url.clone()));
+        routes_var.push(format!("{route}={url}"));
+    }
+    vars.push(("FAULTMATRIX_ROUTES".into(), routes_var.join(",")));
+    vars.push(("FAULTMATRIX_REQUEST_ID".into(), request_id.to_string()));
+    vars.push(("FAULTMATRIX_ROW".into(), row.name.clone()));
+    let file = std::fs::canonicalize(&matrix.file).unwrap_or_else(|_| PathBuf::from(&matrix.file));
+    vars.push(("FAULTMATRIX_FILE".into(), file.display().to_string()));
+    if let Some(d) = row.settings.deadline {
+        vars.push(("FAULTMATRIX_DEADLINE_MS".into(), d.as_millis().to_string()));
+    }
+    vars.extend(system_env(spec, env)?);
+    Ok(vars)
+}
+
+/// The system's own `env`, expanded.
+pub(super) fn system_env(spec: &CommandSpec, env: &Env) -> Result<Vec<(String, String)>, String> {
+    spec.env
+        .iter()
+        .map(|(k, v)| {
+            expand(v, env)
+                .map(|v| (k.clone(), v))
+                .map_err(|e| format!("system.env.{k}: {e}"))
+        })
+        .collect()
+}
+
+/// The command with its arguments, working directory and the row's
+/// variables (`routes`: each route's name and base URL). Standard streams
+/// are the caller's.
+pub(super) fn base_command(
+    matrix: &Matrix,
+    row: &Row,
+    spec: &CommandSpec,
+    env: &Env,
+    routes: &[(String, String)],
+    request_id: &str,
+) -> Result<(tokio::process::Command, Vec<String>), String> {
+    let argv = expand_argv(spec, env)?;
+    let mut cmd = tokio::process::Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    // Its own process group, so a hung command's children are killed too.
+    #[cfg(unix)]
+    cmd.process_group(0);
+    if let Some(cwd) = &spec.cwd {
+        cmd.current_dir(cwd);
+    }
+    for (k, v) in row_vars(matrix, row, spec, env, routes, request_id)? {
+        cmd.env(k, v);
+    }
+    Ok((cmd, argv))
+}
+
+/// Why a command could not start.
+pub(super) fn spawn_error(argv: &[String], spec: &CommandSpec, e: &std::io::Error) -> String {
+    format!(
+        "cannot start the command `{}`{}: {e}",
+        argv.join(" "),
+        spec.cwd
+            .as_ref()
+            .map(|c| format!(" in {}", c.display()))
+            .unwrap_or_default()
+    )
+}
+
+/// Kills the command's whole process group (`sh -c` wrappers and their
+/// children).
+pub(super) fn kill_group(pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = pid {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &format!("-{pid}")])
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
+    let s = &row.settings;
+    let request_id = crate::exec::observation::request_id(&matrix.file, &row.name);
+    if row.tape().is_some() {
+        return Observation::failed(
+            request_id,
+            "a row with a tape cannot run over the wire: tapes replay in process only".into(),
+        );
+    }
+    let scripts = row_scripts(row, spec);
     let options = ServerOptions {
         max_calls: s.max_calls,
         log: false,
@@ -280,59 +403,20 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) ->
             )
         }
     };
-    let argv: Result<Vec<String>, String> = spec.argv.iter().map(|a| expand(a, env)).collect();
-    let argv = match argv {
-        Ok(a) => a,
-        Err(e) => return Observation::failed(request_id, format!("system.command: {e}")),
+    let routes: Vec<(String, String)> = server
+        .listeners()
+        .iter()
+        .map(|l| (l.route.clone(), l.url()))
+        .collect();
+    let (mut cmd, argv) = match base_command(matrix, row, spec, env, &routes, &request_id) {
+        Ok(c) => c,
+        Err(e) => return Observation::failed(request_id, e),
     };
-    let mut cmd = tokio::process::Command::new(&argv[0]);
-    cmd.args(&argv[1..])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    // Its own process group, so a hung command's children are killed too.
-    #[cfg(unix)]
-    cmd.process_group(0);
-    if let Some(cwd) = &spec.cwd {
-        cmd.current_dir(cwd);
-    }
-    let mut routes_var = Vec::new();
-    for l in server.listeners() {
-        cmd.env(url_var(&l.route), l.url());
-        routes_var.push(format!("{}={}", l.route, l.url()));
-    }
-    cmd.env("FAULTMATRIX_ROUTES", routes_var.join(","));
-    cmd.env("FAULTMATRIX_REQUEST_ID", &request_id);
-    cmd.env("FAULTMATRIX_ROW", &row.name);
-    let file = std::fs::canonicalize(&matrix.file).unwrap_or_else(|_| PathBuf::from(&matrix.file));
-    cmd.env("FAULTMATRIX_FILE", file);
-    if let Some(d) = s.deadline {
-        cmd.env("FAULTMATRIX_DEADLINE_MS", d.as_millis().to_string());
-    }
-    for (k, v) in &spec.env {
-        match expand(v, env) {
-            Ok(v) => {
-                cmd.env(k, v);
-            }
-            Err(e) => return Observation::failed(request_id, format!("system.env.{k}: {e}")),
-        }
-    }
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => {
-            return Observation::failed(
-                request_id,
-                format!(
-                    "cannot start the command `{}`{}: {e}",
-                    argv.join(" "),
-                    spec.cwd
-                        .as_ref()
-                        .map(|c| format!(" in {}", c.display()))
-                        .unwrap_or_default()
-                ),
-            )
-        }
+        Err(e) => return Observation::failed(request_id, spawn_error(&argv, spec, &e)),
     };
     let out = tokio::spawn(tail(child.stdout.take().expect("piped"), 64 * 1024));
     let err = tokio::spawn(tail(child.stderr.take().expect("piped"), 16 * 1024));
@@ -348,14 +432,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) ->
     };
     let returned_at = server.start_instant().elapsed();
     if !matches!(ended, Ended::Exited(_)) {
-        #[cfg(unix)]
-        if let Some(pid) = child.id() {
-            // The whole group: `sh -c` wrappers and their children.
-            let _ = std::process::Command::new("kill")
-                .args(["-KILL", "--", &format!("-{pid}")])
-                .stderr(std::process::Stdio::null())
-                .status();
-        }
+        kill_group(child.id());
         let _ = child.start_kill();
         let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
     }
@@ -378,8 +455,6 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) ->
         .unwrap_or_default();
     let route_order: Vec<String> = row.inject().iter().map(|r| r.route.clone()).collect();
     let report = server.finish(&route_order);
-    let mut failures = report.failures;
-    let created = report.records;
     // The system "returned" when it printed its result (else when it exited).
     let returned_at = match (&ended, json_at) {
         (Ended::Exited(_), Some(t)) => t.saturating_duration_since(server.start_instant()),
@@ -395,6 +470,50 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) ->
         c.ended = c.ended.map(|e| e.saturating_sub(t0));
     }
     let returned_at = returned_at.saturating_sub(t0);
+    let ran = Ran {
+        ended,
+        calls,
+        failures: report.failures,
+        records: report.records,
+        returned_at,
+        stdout,
+        stderr,
+        limit,
+        exact: false,
+    };
+    observation(matrix, row, request_id, ran)
+}
+
+/// What a command's run left, for [`observation`].
+pub(super) struct Ran {
+    pub ended: Ended,
+    pub calls: Vec<CallRecord>,
+    pub failures: Vec<String>,
+    pub records: u32,
+    /// When the system returned (its JSON result, else its exit).
+    pub returned_at: Duration,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// The real-time limit (for the message of [`Ended::Hung`]).
+    pub limit: Duration,
+    /// Times are exact (the virtual clock), not measured to the ms.
+    pub exact: bool,
+}
+
+/// The row's observation from what the command did and printed.
+pub(super) fn observation(matrix: &Matrix, row: &Row, request_id: String, ran: Ran) -> Observation {
+    let Ran {
+        ended,
+        calls,
+        mut failures,
+        records: created,
+        returned_at,
+        stdout,
+        stderr,
+        limit,
+        exact,
+    } = ran;
+    let time = if exact { |d| d } else { round_ms };
     let text = String::from_utf8_lossy(&stdout);
     let json_line = text
         .lines()
@@ -415,6 +534,10 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) ->
     let mut escalations = Vec::new();
     let end = match &ended {
         Ended::Aborted => RunEnd::Aborted,
+        Ended::Stopped(e) => match e {
+            Ending::Hung => RunEnd::Hung,
+            _ => RunEnd::Aborted,
+        },
         Ended::Hung => {
             let waiting = calls
                 .iter()
@@ -492,7 +615,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) ->
     };
     let lines = trace::observe(
         &calls,
-        Some(round_ms(returned_at)),
+        Some(time(returned_at)),
         ending,
         &matrix.registry,
         matrix.body_paths(),
@@ -501,7 +624,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) ->
         calls,
         lines,
         end,
-        returned_at: round_ms(returned_at),
+        returned_at: time(returned_at),
         escalations,
         records: created,
         failures,

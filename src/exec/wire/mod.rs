@@ -8,6 +8,7 @@
 //! | HTTP/1.1 codec (requests, responses, chunked, SSE) | [`http`] |
 //! | the fixture server, one listener per route per row | [`server`] |
 //! | command systems, the row runner over the wire | [`command`] |
+//! | the row's virtual clock shared with the client process (clock shims) | [`vclock`] |
 //! | a real-HTTP [`crate::contracts::transport::Transport`] | [`client`] |
 //! | `faultmatrix serve` and `faultmatrix client` | [`cli`] |
 //!
@@ -18,6 +19,8 @@ pub mod client;
 pub mod command;
 pub mod http;
 pub mod server;
+pub mod vclock;
+pub mod warm;
 
 pub use command::CommandSpec;
 pub use server::FixtureServer;

@@ -270,7 +270,7 @@ impl FixtureServer {
     }
 }
 
-fn observe(head: &Head, body: &[u8]) -> (Vec<(String, String)>, Option<String>, bool) {
+pub(crate) fn observe(head: &Head, body: &[u8]) -> (Vec<(String, String)>, Option<String>, bool) {
     let headers = head
         .headers
         .iter()

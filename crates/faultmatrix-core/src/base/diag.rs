@@ -157,12 +157,37 @@ where
     I: IntoIterator<Item = &'a str>,
 {
     let lower = word.to_ascii_lowercase();
-    candidates
-        .into_iter()
-        .map(|c| (edit_distance(&lower, &c.to_ascii_lowercase()), c))
+    let candidates: Vec<&str> = candidates.into_iter().collect();
+    let close = candidates
+        .iter()
+        .map(|c| (edit_distance(&lower, &c.to_ascii_lowercase()), *c))
         .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(1))
         .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| format!("did you mean `{c}`?"))
+        .map(|(_, c)| format!("did you mean `{c}`?"));
+    if close.is_some() || lower.len() < 3 {
+        return close;
+    }
+    // A part of a longer name: `refused` for `guidance-refused`.
+    let parts: Vec<&str> = candidates
+        .iter()
+        .copied()
+        .filter(|c| {
+            c.to_ascii_lowercase()
+                .split(['-', '_', '.'])
+                .any(|p| p == lower)
+        })
+        .collect();
+    match parts.as_slice() {
+        [] => None,
+        [one] => Some(format!("did you mean `{one}`?")),
+        more => Some(format!(
+            "did you mean {}?",
+            more.iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        )),
+    }
 }
 
 /// ` (did you mean `x`?)` when a candidate is close enough, else nothing:

@@ -42,6 +42,12 @@ impl Env {
         }
     }
 
+    /// Every variable, by name (for a process that must be given a complete
+    /// environment, such as a warm parent's child).
+    pub fn vars(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// A variable's value.
     pub fn var(&self, name: &str) -> Option<&str> {
         self.vars.get(name).map(String::as_str)

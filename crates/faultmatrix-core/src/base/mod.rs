@@ -2,6 +2,7 @@
 //! positions, compiler-style diagnostics, server-sent events as text. Imports
 //! nothing of the crate.
 
+pub mod confine;
 pub mod diag;
 pub mod duration;
 pub mod env;
@@ -12,5 +13,6 @@ pub mod redact;
 pub mod sse;
 pub mod url;
 pub mod yaml;
+pub mod yaml_edit;
 
 pub use faultmatrix_controller::outcome::lock;

@@ -14,6 +14,12 @@ use faultmatrix_controller::RequestSpec;
 pub trait System: Send + Sync {
     /// Runs one row's request.
     fn run(&self, ctx: RowContext) -> BoxFuture<'_, SystemResult>;
+
+    /// Whether the row's runtime needs tokio's I/O driver (sockets on the
+    /// paused clock), as the HTTP seam does. Default: no, time only.
+    fn needs_io(&self) -> bool {
+        false
+    }
 }
 
 pub use faultmatrix_controller::outcome::{
@@ -38,4 +44,56 @@ pub struct RowContext {
     /// Wall-clock time at the row's start (for `Retry-After` dates); the
     /// wall clock advances with the virtual clock.
     pub wall_start: SystemTime,
+}
+
+/// One call of a failed run as the harness classified it: what the
+/// default final error is built from ([`default_final_error`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassifiedCall {
+    /// Route.
+    pub route: String,
+    /// Attempt on the route, 1-based.
+    pub attempt: u32,
+    /// Reason code (`OK` for a success).
+    pub code: String,
+    /// Whether the code is retried (the registry says).
+    pub retryable: bool,
+}
+
+/// The final error of a failed run, built from its calls: every call an
+/// attempt (bounded), the last call's code, and the stop `terminal` when
+/// that code is not retried, else `exhausted` (the client gave up on a
+/// transient failure). A client that stops for another reason (a deadline)
+/// maps its own error instead.
+pub fn default_final_error(request_id: &str, calls: &[ClassifiedCall]) -> FinalError {
+    let last = calls.last();
+    let mut err = FinalError {
+        stop: match last {
+            Some(c) if !c.retryable => "terminal".into(),
+            Some(_) => "exhausted".into(),
+            None => "no-call".into(),
+        },
+        code: last.map(|c| c.code.clone()),
+        request_id: Some(request_id.to_string()),
+        attempts: Vec::new(),
+        omitted: 0,
+    };
+    for c in calls {
+        err.push_attempt(AttemptNote {
+            route: c.route.clone(),
+            attempt: c.attempt,
+            code: c.code.clone(),
+        });
+    }
+    err
+}
+
+/// Reads a matrix's `policy` block into a system's own settings type; a
+/// typo or a wrong type is a diagnostic with file, line and column (use
+/// `#[serde(deny_unknown_fields)]`). What a factory calls first.
+pub fn read_policy<T: serde::de::DeserializeOwned>(
+    policy: &crate::base::yaml::Value,
+) -> Result<T, Vec<crate::base::yaml::YamlError>> {
+    crate::base::yaml::from_value(policy, &[crate::base::yaml::Seg::Key("policy".into())])
+        .map_err(|e| vec![e])
 }

@@ -101,10 +101,11 @@ impl RegistryCache {
     /// Loads a registry file, parsing it at most once per distinct text.
     pub fn load(&self, path: &Path) -> Result<Arc<Registry>, RegistryError> {
         let shown = self.display(path);
-        let text = std::fs::read_to_string(path).map_err(|e| RegistryError {
-            file: shown.clone(),
-            kind: RegistryErrorKind::Read(e.to_string()),
-        })?;
+        let text = crate::base::confine::read_text(path, crate::base::confine::MAX_FILE_BYTES)
+            .map_err(|e| RegistryError {
+                file: shown.clone(),
+                kind: RegistryErrorKind::Read(e.to_string()),
+            })?;
         let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path));
         let key = (canonical.clone(), shown.clone());
         let invalid = |e: Arc<FileErrors>| RegistryError {

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use crate::base::yaml::{self, Seg, Value, YamlError};
 use crate::load::raw::Dur;
-use crate::model::command::{CommandSpec, DEFAULT_TIMEOUT};
+use crate::model::command::{Clock, CommandSpec, DEFAULT_TIMEOUT};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -21,6 +21,10 @@ struct RawCommand {
     timeout: Option<Dur>,
     #[serde(default)]
     routes: Option<Vec<String>>,
+    #[serde(default)]
+    clock: Option<String>,
+    #[serde(default)]
+    warm: Option<bool>,
 }
 
 /// Parses a `system: { command: ... }` block; `dir` is the matrix file's
@@ -45,6 +49,21 @@ pub fn parse_system(value: &Value, dir: Option<&Path>) -> Result<CommandSpec, Ve
             message: "`timeout` is 0: the command could not run at all".into(),
         });
     }
+    let clock = match raw.clock.as_deref() {
+        None => Clock::default_for(raw.command.first().map_or("", String::as_str)),
+        Some("virtual") => Clock::Virtual,
+        Some("real") => Clock::Real,
+        Some(other) => {
+            errors.push(YamlError {
+                pos: None,
+                path: vec![Seg::Key("system".into()), Seg::Key("clock".into())],
+                message: format!(
+                    "`{other}` is not a clock: write `virtual` (the row's clock, shared with a Python or Node client through its shim) or `real`"
+                ),
+            });
+            Clock::Real
+        }
+    };
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -54,11 +73,17 @@ pub fn parse_system(value: &Value, dir: Option<&Path>) -> Result<CommandSpec, Ve
         (None, Some(d)) if !d.as_os_str().is_empty() => Some(d.to_path_buf()),
         (None, _) => None,
     };
+    let warm = clock == Clock::Virtual
+        && raw
+            .warm
+            .unwrap_or_else(|| crate::model::command::is_python(&raw.command[0]));
     Ok(CommandSpec {
         argv: raw.command,
         env: raw.env.unwrap_or_default().into_iter().collect(),
         cwd,
         timeout,
         routes: raw.routes,
+        clock,
+        warm,
     })
 }

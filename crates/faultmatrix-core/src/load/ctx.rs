@@ -12,6 +12,9 @@ pub(crate) struct Ctx<'a> {
     pub(crate) diags: Vec<Diagnostic>,
     /// Whether the YAML itself did not parse.
     syntax: bool,
+    /// Whether a row that asserts nothing loads as pending (bless writes
+    /// its expectations) instead of being an error.
+    pub(crate) pending_ok: bool,
 }
 
 pub(crate) fn key(s: &str) -> Seg {
@@ -32,6 +35,7 @@ impl<'a> Ctx<'a> {
             positions: None,
             diags: Vec::new(),
             syntax: false,
+            pending_ok: false,
         }
     }
 

@@ -216,10 +216,12 @@ pub(crate) fn validate_expect(
             }
         }
     }
-    if !asserted {
+    if !asserted && cx.pending_ok {
+        expect.pending = true;
+    } else if !asserted {
         cx.error(
             &path,
-            "the row asserts nothing: give `trace`, `stop` or another expectation",
+            "the row asserts nothing: give `trace`, `stop` or another expectation (or write what it does with `faultmatrix run --bless`)",
         );
     }
     expect

@@ -11,6 +11,7 @@ use super::ctx::{child, key, syntax_error, Ctx};
 use super::raw::{RawMatrix, RawRow, RawSettings};
 use super::rows::{row_tape, validate_row, TapePlace};
 use super::settings::apply_settings;
+use crate::base::confine;
 use crate::base::diag::{did_you_mean, Diagnostic, FileErrors, LoadErrorKind};
 use crate::base::yaml::{self, Pos, Seg, Value};
 use crate::contracts::system::System;
@@ -30,6 +31,13 @@ pub struct Loader {
     /// The run's working directory: paths in messages are shown relative
     /// to it (empty: as given).
     pub cwd: PathBuf,
+    /// Blessing: a row that asserts nothing yet loads as pending (its
+    /// expectations are written from what it does) instead of an error.
+    pub bless: bool,
+    /// The configured roots (see [`crate::base::confine`]): a matrix's
+    /// paths stay inside the longest root holding it, else inside its own
+    /// directory.
+    pub roots: Vec<PathBuf>,
 }
 
 impl Loader {
@@ -46,14 +54,23 @@ impl Loader {
             systems,
             registries: RegistryCache::in_dir(cwd.clone()),
             cwd,
+            bless: false,
+            roots: Vec::new(),
         }
+    }
+
+    /// Adds the roots a matrix's paths must stay inside (the directories a
+    /// run was given).
+    pub fn with_roots(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.roots.extend(roots);
+        self
     }
 
     /// Loads and validates one matrix file. `display` is the name shown in
     /// messages and test ids.
     pub fn load_file(&self, path: &Path, display: &str) -> Result<Matrix, FileErrors> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => self.load_text(display, &text, path.parent()),
+        match crate::base::confine::read_text(path, crate::base::confine::MAX_FILE_BYTES) {
+            Ok(text) => self.load_text_at(display, &text, path),
             Err(e) => Err(FileErrors {
                 kind: LoadErrorKind::Unreadable,
                 file: display.to_string(),
@@ -75,7 +92,22 @@ impl Loader {
         dir: Option<&Path>,
     ) -> Result<Matrix, FileErrors> {
         let mut cx = Ctx::new(display, text);
-        let result = load_inner(&mut cx, text, dir, self);
+        cx.pending_ok = self.bless;
+        let result = load_inner(&mut cx, text, dir, None, self);
+        cx.finish(result)
+    }
+
+    /// Validates the text of the matrix file at `path` (its directory
+    /// resolves relative paths; no tape may be the file itself).
+    pub fn load_text_at(
+        &self,
+        display: &str,
+        text: &str,
+        path: &Path,
+    ) -> Result<Matrix, FileErrors> {
+        let mut cx = Ctx::new(display, text);
+        cx.pending_ok = self.bless;
+        let result = load_inner(&mut cx, text, path.parent(), Some(path), self);
         cx.finish(result)
     }
 }
@@ -140,8 +172,20 @@ pub fn load_text(
     Loader::new(systems.clone()).load_text(display, text, dir)
 }
 
-fn load_inner(cx: &mut Ctx<'_>, text: &str, dir: Option<&Path>, loader: &Loader) -> Option<Matrix> {
+fn load_inner(
+    cx: &mut Ctx<'_>,
+    text: &str,
+    dir: Option<&Path>,
+    file: Option<&Path>,
+    loader: &Loader,
+) -> Option<Matrix> {
     let systems = &loader.systems;
+    // Every path the matrix names stays inside this root.
+    let Some(root) = confine::root_for(&loader.roots, dir) else {
+        cx.error(&[], "the matrix file's folder cannot be resolved");
+        return None;
+    };
+    let here = dir.unwrap_or(Path::new(""));
     // Fast path: a well-formed file goes straight into typed rows, without
     // an intermediate `Value` tree. Any shape error falls back to the slow
     // path below, which collects every error of the file with its position.
@@ -175,6 +219,19 @@ fn load_inner(cx: &mut Ctx<'_>, text: &str, dir: Option<&Path>, loader: &Loader)
         None => super::registry::builtin(),
         Some(rel) => {
             let path = dir.map_or_else(|| Path::new(rel).to_path_buf(), |d| d.join(rel));
+            if let Err(why) = confine::resolve(&root, here, rel, confine::Want::ExistingFile) {
+                let pos = cx.pos(&[key("registry")]);
+                cx.error_at(
+                    pos,
+                    format!("registry {why}"),
+                    Some(
+                        "give a registry file inside the matrices' tree, relative to this file"
+                            .into(),
+                    ),
+                    None,
+                );
+                return None;
+            }
             match loader.registries.load(&path) {
                 Ok(r) => r,
                 Err(e) => {
@@ -190,7 +247,15 @@ fn load_inner(cx: &mut Ctx<'_>, text: &str, dir: Option<&Path>, loader: &Loader)
         None => ("reference".to_string(), None),
         Some(Value::String(s)) => (s.clone(), None),
         Some(v @ Value::Mapping(_)) => match super::command::parse_system(v, dir) {
-            Ok(spec) => ("command".to_string(), Some(Arc::new(spec))),
+            Ok(spec) => {
+                if let Some(written) = v.get("cwd").and_then(Value::as_str) {
+                    if let Err(why) = confine::resolve(&root, here, written, confine::Want::Dir) {
+                        cx.error(&[key("system"), key("cwd")], format!("`cwd`: {why}"));
+                        return None;
+                    }
+                }
+                ("command".to_string(), Some(Arc::new(spec)))
+            }
             Err(errors) => {
                 for e in errors {
                     cx.yaml_error(e);
@@ -317,6 +382,8 @@ fn load_inner(cx: &mut Ctx<'_>, text: &str, dir: Option<&Path>, loader: &Loader)
                 dir,
                 config: &tape_config,
                 cwd: &loader.cwd,
+                root: &root,
+                matrix: file,
             };
             if let Some(t) = row_tape(cx, tape, record, has_inject, &path, &place) {
                 row.script = Script::Tape(Box::new(t));

@@ -21,6 +21,7 @@ pub mod command;
 pub mod ctx;
 pub mod entries;
 pub mod expect;
+pub mod invariants;
 pub mod matrix;
 pub mod policy;
 pub mod raw;

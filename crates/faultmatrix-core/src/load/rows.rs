@@ -8,6 +8,7 @@ use super::entries::script_entries;
 use super::expect::validate_expect;
 use super::raw::RawRow;
 use super::settings::{apply, Overrides};
+use crate::base::confine;
 use crate::base::diag::did_you_mean;
 use crate::base::yaml::{Seg, Value};
 use crate::model::registry::Registry;
@@ -19,6 +20,10 @@ pub(crate) struct TapePlace<'a> {
     pub(crate) dir: Option<&'a Path>,
     pub(crate) config: &'a Arc<crate::model::tape::TapeConfig>,
     pub(crate) cwd: &'a Path,
+    /// The root every path stays inside (canonical).
+    pub(crate) root: &'a Path,
+    /// The matrix file itself, when loaded from one.
+    pub(crate) matrix: Option<&'a Path>,
 }
 
 /// A row's `tape:` and `record:` keys (see `crate::load::tape`).
@@ -54,7 +59,34 @@ pub(crate) fn row_tape(
         return None;
     }
     match crate::load::tape::parse_row(&tape, record.as_ref(), path, dir, config, cwd) {
-        Ok(t) => Some(t),
+        Ok(mut t) => {
+            let here = dir.unwrap_or(Path::new(""));
+            let at = child(path, key("tape"));
+            match confine::resolve(place.root, here, &tape, confine::Want::File) {
+                Ok(resolved) => {
+                    let own = place
+                        .matrix
+                        .and_then(|m| std::fs::canonicalize(m).ok())
+                        .is_some_and(|m| m == resolved);
+                    if own {
+                        cx.error(
+                            &at,
+                            format!(
+                                "`tape: {tape}` is this matrix file: a tape is a file of its own"
+                            ),
+                        );
+                        return None;
+                    }
+                    t.path = resolved;
+                    t.root = place.root.to_path_buf();
+                    Some(t)
+                }
+                Err(why) => {
+                    cx.error(&at, format!("tape {why}"));
+                    None
+                }
+            }
+        }
         Err(errors) => {
             for e in errors {
                 cx.yaml_error(e);

@@ -45,9 +45,16 @@ pub fn render(kind: Kind) -> String {
                 { "properties": { "system": { "const": "reference" } } }
             ] }),
         );
+        // The reference system's stop reasons, enforced by the loader for
+        // its files (a custom system may report others).
         schema.insert(
             "then".into(),
-            serde_json::json!({ "properties": { "policy": { "$ref": "#/$defs/ReferencePolicy" } } }),
+            serde_json::json!({ "properties": {
+                "policy": { "$ref": "#/$defs/ReferencePolicy" },
+                "rows": { "items": { "properties": { "expect": { "properties": {
+                    "stop": { "enum": crate::model::STOP_REASONS }
+                } } } } }
+            } }),
         );
     }
     let mut s = serde_json::to_string_pretty(&schema).expect("a schema serialises");

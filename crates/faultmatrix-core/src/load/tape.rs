@@ -22,7 +22,7 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -199,6 +199,7 @@ pub fn parse_row(
         written: tape.to_string(),
         record_expect: expect,
         config: config.clone(),
+        root: PathBuf::new(),
     })
 }
 

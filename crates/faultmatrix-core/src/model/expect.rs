@@ -129,4 +129,7 @@ pub struct Expect {
     pub snapshot: bool,
     /// Assertions on the requests themselves (headers, model, stream).
     pub requests: Vec<RequestAssertion>,
+    /// Nothing is asserted yet: the row was loaded for bless, which writes
+    /// its trace and stop. A pending row never passes.
+    pub pending: bool,
 }

@@ -9,6 +9,7 @@
 //! | [`row`] | a row: its script (`inject` or a tape), settings, expectations |
 //! | [`script`] | script entries: statuses, faults, responses, streams |
 //! | [`expect`] | expected trace lines, stop, error, escalations, ... |
+//! | [`invariants`] | the invariants explore mode checks, and what it generates |
 //! | [`registry`] | reason codes with their fixtures |
 //! | [`tape`] | a row's tape and the file's tape settings |
 //! | [`command`] | a command system |
@@ -17,6 +18,7 @@
 
 pub mod command;
 pub mod expect;
+pub mod invariants;
 pub mod matrix;
 pub mod registry;
 pub mod requests;

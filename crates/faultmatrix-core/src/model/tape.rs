@@ -55,4 +55,8 @@ pub struct TapeRow {
     pub record_expect: Option<Vec<String>>,
     /// The file's tape settings.
     pub config: Arc<TapeConfig>,
+    /// The root the tape stays inside (canonical; see
+    /// [`crate::base::confine`]): a recording re-checks its target against
+    /// it right before writing.
+    pub root: PathBuf,
 }

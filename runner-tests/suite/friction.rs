@@ -1,0 +1,260 @@
+//! The frictions of issue 14, one test each, run the way a row runs: load a
+//! matrix from text, run the row against the reference system, judge it.
+//! Each asserts the behaviour that was missing (a test that failed before
+//! the fix).
+
+use faultmatrix::exec::run::run_row;
+use faultmatrix::load::load_text;
+use faultmatrix::system::Systems;
+
+/// A matrix on the reference system with one-and-a-half-second backoff.
+fn matrix(rows: &str) -> String {
+    format!(
+        "title: friction
+policy:
+  routes: [{{ name: A, attempts: 3 }}, {{ name: B, attempts: 1 }}]
+  backoff: {{ initial: 1.5s, factor: 2, cap: 30s, jitter: none }}
+  deadline: 60s
+rows:
+{rows}"
+    )
+}
+
+/// The verdict on the file's first row, rendered as every report prints it.
+fn verdict(rows: &str) -> Result<(), String> {
+    let text = matrix(rows);
+    let m =
+        load_text("friction.yaml", &text, None, &Systems::new()).unwrap_or_else(|e| panic!("{e}"));
+    let obs = run_row(&m, &m.rows[0]);
+    faultmatrix::verdict::check(&m, &m.rows[0], &obs).map_err(|f| f.render())
+}
+
+#[test]
+fn waits_compare_by_value_whatever_the_unit() {
+    for wait in ["1.5s", "1500ms", "1.5s..1.5s", "1s..2s", "1500000us"] {
+        let rows = format!(
+            "  - name: r
+    inject: {{ A: [503, 200] }}
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait={wait}
+        A2 200 return
+"
+        );
+        verdict(&rows).unwrap_or_else(|e| panic!("wait={wait}: {e}"));
+    }
+}
+
+#[test]
+fn fields_compare_in_any_order() {
+    verdict(
+        "  - name: r
+    inject: { A: [503, 200] }
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry at=0s wait=1.5s
+        A2 200 return at=1500ms
+",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_failing_diff_shows_holding_lines_as_written() {
+    let e = verdict(
+        "  - name: r
+    inject: { A: [503, 503, 200] }
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=1.5s..1.5s
+        A2 503 UPSTREAM_UNAVAILABLE retry wait=1s
+        A3 200 return
+",
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("  A1 503 UPSTREAM_UNAVAILABLE retry wait=1.5s..1.5s\n"),
+        "{e}"
+    );
+    assert!(!e.contains("1500ms..1500ms"), "{e}");
+    assert!(
+        e.contains("+ A2 503 UPSTREAM_UNAVAILABLE retry wait=3s\n"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_asserted_field_is_never_hidden_by_a_neighbour() {
+    // The expected trace misses A3, so B1 sits where A3 was expected: its
+    // observed line still shows `at=`, from B1's own expected line.
+    let e = verdict(
+        "  - name: r
+    inject: { A: [503, 503, 503], B: [200] }
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=1.5s
+        A2 503 UPSTREAM_UNAVAILABLE retry wait=3s
+        B1 200 return at=12s
+",
+    )
+    .unwrap_err();
+    assert!(e.contains("- B1 200 return at=12s\n"), "{e}");
+    assert!(e.contains("+ B1 200 return at=4500ms\n"), "{e}");
+}
+
+#[test]
+fn an_asserted_wait_the_call_lacks_is_shown_absent() {
+    let e = verdict(
+        "  - name: r
+    inject: { A: [503, 503, 503], B: [200] }
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=1.5s
+        A2 503 UPSTREAM_UNAVAILABLE retry wait=3s
+        A3 503 UPSTREAM_UNAVAILABLE switch
+        B1 200 retry wait=1s
+",
+    )
+    .unwrap_err();
+    assert!(e.contains("+ B1 200 return wait=absent\n"), "{e}");
+    assert!(
+        e.contains("note: B1: `wait=1s` is asserted, but no wait followed"),
+        "{e}"
+    );
+}
+
+#[test]
+fn durations_take_the_humantime_grammar_everywhere() {
+    // In a row setting, a script entry's latency and a trace line alike.
+    verdict(
+        "  - name: r
+    deadline: 1m 30s
+    inject: { A: [{ status: 503, latency: 1min }, 200] }
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=1.5s
+        A2 200 return at=1m1500ms
+      elapsed: 1m1.5s
+",
+    )
+    .unwrap();
+    let text = matrix("  - name: r\n    deadline: 1m30x\n    expect: { stop: success }\n");
+    let e = match load_text("friction.yaml", &text, None, &Systems::new()) {
+        Ok(_) => panic!("`1m30x` was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("unknown unit `x`"), "{e}");
+}
+
+/// The `### `key`` headings of a `## ` section of docs/format.md.
+fn documented(section: &str) -> Vec<String> {
+    let text = std::fs::read_to_string("docs/format.md").unwrap();
+    let start = text
+        .find(&format!("\n## {section}\n"))
+        .unwrap_or_else(|| panic!("docs/format.md has no `## {section}`"));
+    let body = &text[start + section.len() + 5..];
+    let body = &body[..body.find("\n## ").unwrap_or(body.len())];
+    let mut keys: Vec<String> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("### "))
+        .flat_map(|h| {
+            h.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// The keys the loader accepts at a level, from the schema generated from
+/// its own serde shapes.
+fn accepted(def: Option<&str>) -> Vec<String> {
+    let schema: serde_json::Value = serde_json::from_str(&faultmatrix::load::schema::render(
+        faultmatrix::load::schema::Kind::Matrix,
+    ))
+    .unwrap();
+    let node = match def {
+        None => &schema,
+        Some(d) => &schema["$defs"][d],
+    };
+    let mut keys: Vec<String> = node["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn format_md_documents_every_key_the_loader_accepts() {
+    for (section, def) in [
+        ("File keys", None),
+        ("Row keys", Some("RawRow")),
+        ("`expect` keys", Some("RawExpect")),
+    ] {
+        assert_eq!(
+            documented(section),
+            accepted(def),
+            "docs/format.md `## {section}` against the loader's keys"
+        );
+    }
+}
+
+#[test]
+fn the_terminal_stop_is_documented_as_one_call_with_the_terminal_code() {
+    let text = std::fs::read_to_string("docs/format.md").unwrap();
+    assert!(text.contains("exactly one call *answered with the terminal code*"));
+    assert!(text.contains("replays as `201`"));
+}
+
+#[test]
+fn unused_repeated_answers_are_counted_once() {
+    let e = verdict(
+        "  - name: r
+    inject: { A: [200, { status: 503, repeat: 5 }] }
+    expect: { stop: success }
+",
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("route A: 5 scripted answers were never requested (503 x5); 1 call was made"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_part_of_a_stop_reason_gets_a_suggestion() {
+    let text = matrix("  - name: r\n    inject: { A: [200] }\n    expect: { stop: refused }\n");
+    let e = match load_text("friction.yaml", &text, None, &Systems::new()) {
+        Ok(_) => panic!("`refused` was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("did you mean `guidance-refused` or `switch-refused`?"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_json_schema_enumerates_the_reference_stop_reasons() {
+    let schema: serde_json::Value = serde_json::from_str(&faultmatrix::load::schema::render(
+        faultmatrix::load::schema::Kind::Matrix,
+    ))
+    .unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let doc = |system: &str, stop: &str| -> serde_json::Value {
+        let yaml = format!(
+            "title: t\nsystem: {system}\nrows:\n  - name: a\n    expect: {{ stop: {stop} }}\n"
+        );
+        serde_json::to_value(serde_yaml::from_str::<serde_yaml::Value>(&yaml).unwrap()).unwrap()
+    };
+    assert!(!v.is_valid(&doc("reference", "sucess")));
+    assert!(v.is_valid(&doc("reference", "success")));
+    // A custom system reports its own stop reasons.
+    assert!(v.is_valid(&doc("chat-client", "gave-up")));
+}

@@ -1,0 +1,200 @@
+//! Shrinking a failing case to a minimal one: fewer calls, fewer and
+//! simpler answers, fewer draws, smaller values. A candidate is kept when
+//! the same invariant still breaks and the run is smaller (fewer observed
+//! calls, then a smaller case); shrinking stops at a fixed point or after
+//! a budget of runs.
+
+use std::time::Duration;
+
+use crate::engine::explore::case::{Answer, Case, Header, Step};
+
+/// Simpler versions of one answer, simplest first.
+fn simpler(a: &Answer) -> Vec<Answer> {
+    let mut out = vec![Answer::Ok];
+    match a {
+        Answer::Ok => return Vec::new(),
+        Answer::Status(s) => {
+            if *s != 503 {
+                out.push(Answer::Status(503));
+            }
+        }
+        Answer::Code(_) | Answer::Timeout | Answer::Reset => out.push(Answer::Status(503)),
+        Answer::Malformed | Answer::Truncated => {
+            out.push(Answer::Status(503));
+            out.push(Answer::Reset);
+        }
+        Answer::Mixed { status, code } => {
+            out.push(Answer::Status(*status));
+            out.push(Answer::Code(code.clone()));
+        }
+        Answer::Guidance {
+            status,
+            header,
+            value,
+        } => {
+            out.push(Answer::Status(*status));
+            if *header == Header::RetryAfterMs {
+                if let Ok(ms) = value.parse::<u64>() {
+                    out.push(Answer::Guidance {
+                        status: *status,
+                        header: Header::RetryAfter,
+                        value: ms.div_ceil(1000).to_string(),
+                    });
+                }
+            }
+            if let Ok(n) = value.parse::<u128>() {
+                for smaller in [0u128, 1, 2, 5, 61, 120] {
+                    if smaller < n {
+                        out.push(Answer::Guidance {
+                            status: *status,
+                            header: *header,
+                            value: smaller.to_string(),
+                        });
+                    }
+                }
+            }
+        }
+        Answer::Stream {
+            data,
+            comment,
+            breaks,
+        } => {
+            out.push(Answer::Status(503));
+            if *comment {
+                out.push(Answer::Stream {
+                    data: *data,
+                    comment: false,
+                    breaks: *breaks,
+                });
+            }
+            if *data > 0 {
+                out.push(Answer::Stream {
+                    data: data - 1,
+                    comment: *comment,
+                    breaks: *breaks,
+                });
+            }
+            if *breaks {
+                out.push(Answer::Stream {
+                    data: *data,
+                    comment: *comment,
+                    breaks: false,
+                });
+            }
+        }
+    }
+    out.retain(|x| x != a);
+    out
+}
+
+/// Every one-step simplification of a case, the biggest cuts first.
+pub fn candidates(case: &Case) -> Vec<Case> {
+    let mut out = Vec::new();
+    for (ri, (_, steps)) in case.routes.iter().enumerate() {
+        // Keep only the first step, then drop steps from the end.
+        if steps.len() > 1 {
+            let mut c = case.clone();
+            c.routes[ri].1.truncate(1);
+            out.push(c);
+        }
+        for j in (0..steps.len()).rev() {
+            if steps.len() > 1 {
+                let mut c = case.clone();
+                c.routes[ri].1.remove(j);
+                out.push(c);
+            }
+        }
+    }
+    if !case.draws.is_empty() {
+        let mut c = case.clone();
+        c.draws.clear();
+        out.push(c);
+        let mut c = case.clone();
+        c.draws.pop();
+        out.push(c);
+        for i in 0..case.draws.len() {
+            if case.draws[i] != 0.0 {
+                let mut c = case.clone();
+                c.draws[i] = 0.0;
+                out.push(c);
+            }
+        }
+    }
+    if let Some(dl) = case.deadline {
+        let mut c = case.clone();
+        c.deadline = None;
+        out.push(c);
+        for ms in [500u64, 1000, 2000, 3000, 5000, 10_000] {
+            let d = Duration::from_millis(ms);
+            if d < dl {
+                let mut c = case.clone();
+                c.deadline = Some(d);
+                out.push(c);
+            }
+        }
+    }
+    for flag in 0..3 {
+        let mut c = case.clone();
+        let f = match flag {
+            0 => &mut c.request.create,
+            1 => &mut c.request.key,
+            _ => &mut c.request.stream,
+        };
+        if *f {
+            *f = false;
+            out.push(c);
+        }
+    }
+    for (ri, (_, steps)) in case.routes.iter().enumerate() {
+        for (j, s) in steps.iter().enumerate() {
+            if !s.latency.is_zero() {
+                let mut c = case.clone();
+                c.routes[ri].1[j].latency = Duration::ZERO;
+                out.push(c);
+            }
+            for a in simpler(&s.answer) {
+                let mut c = case.clone();
+                c.routes[ri].1[j] = Step {
+                    answer: a,
+                    latency: s.latency,
+                };
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// Shrinks `case` while `fails` says a candidate still breaks the
+/// invariant, returning its observed call count. `calls` is the count of
+/// the original run. At most `budget` candidates are run. Returns the
+/// smallest case and the number of runs spent.
+pub fn shrink(
+    case: Case,
+    calls: usize,
+    budget: u32,
+    mut fails: impl FnMut(&Case) -> Option<usize>,
+) -> (Case, u32) {
+    let mut best = case;
+    let mut best_key = (calls, best.size());
+    let mut runs = 0u32;
+    'outer: loop {
+        for c in candidates(&best) {
+            if runs >= budget {
+                break 'outer;
+            }
+            let key_size = c.size();
+            runs += 1;
+            if let Some(n) = fails(&c) {
+                let key = (n, key_size);
+                if key < best_key {
+                    best = c;
+                    best_key = key;
+                    continue 'outer;
+                }
+            }
+        }
+        break;
+    }
+    (best, runs)
+}
