@@ -13,7 +13,14 @@ cd "$(dirname "$0")/.."
 out=target/bench
 cargo build --release --quiet --bin faultmatrix --example gen_matrices
 cargo test --release --quiet --test matrices --no-run 2>/dev/null
-harness=$(ls -t target/release/deps/matrices-* | grep -v '\.d$' | head -1)
+# The newest harness binary, without `ls | head`: under pipefail, head
+# closing the pipe early kills ls with SIGPIPE (exit 141).
+harness=""
+for f in target/release/deps/matrices-*; do
+  [[ $f == *.d ]] && continue
+  [[ -z $harness || $f -nt $harness ]] && harness=$f
+done
+[ -n "$harness" ] || { echo "error: no target/release/deps/matrices-* harness binary" >&2; exit 1; }
 
 measure() { # label, command...
   local label=$1; shift
@@ -39,7 +46,8 @@ bench_tree() { # files rows
   measure "cargo harness (all rows)" env FAULTMATRIX_MATRICES="$dir" "$harness" --quiet
   grep -E "test result" "$out/stdout.txt" || true
   echo "harness/cli time ratio: $(python3 -c "print(round($secs / max($cli_secs, 1e-9), 2))" 2>/dev/null || echo "?")"
-  local first; first=$(ls "$dir" | head -1)
+  local files=("$dir"/*) first
+  first=$(basename "${files[0]}")
   measure "cargo harness --exact one row" env FAULTMATRIX_MATRICES="$dir" "$harness" --exact "$dir/$first::row 0"
   grep -E "test result" "$out/stdout.txt" || true
 }

@@ -21,6 +21,11 @@ use faultmatrix::system::{AttemptNote, FinalError};
 use faultmatrix::{Harness, RunOptions};
 use libtest_mimic::{Arguments, Failed, Trial};
 
+// The workspace is found at run time (an archived build runs elsewhere).
+#[allow(dead_code)]
+#[path = "paths.rs"]
+mod paths;
+
 #[path = "clients/backon_client.rs"]
 mod backon_client;
 #[path = "clients/middleware_client.rs"]
@@ -88,7 +93,7 @@ fn harness(root: &str) -> Harness {
 /// A row of `clients/wrong/` must fail, and its failure must hold every
 /// text of `FILE.expected` (paragraphs separated by a blank line).
 fn wrong_trials() -> Vec<Trial> {
-    let dir = format!("{}/runner-tests/clients/wrong", env!("CARGO_MANIFEST_DIR"));
+    let dir = paths::workspace().join("runner-tests/clients/wrong");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();

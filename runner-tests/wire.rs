@@ -30,8 +30,20 @@ fn root() -> PathBuf {
     paths::workspace()
 }
 
-/// Builds the reqwest example (examples are not built for `--test wire`).
+/// Builds the reqwest example (examples are not built for `--test wire`),
+/// unless `FAULTMATRIX_REQWEST_CLIENT` already names a built one (an
+/// archived build run elsewhere: `.ci/nextest-archive.sh`).
 fn reqwest_client() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("FAULTMATRIX_REQWEST_CLIENT").map(PathBuf::from) {
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!(
+                "FAULTMATRIX_REQWEST_CLIENT={} is not a file",
+                p.display()
+            ))
+        };
+    }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
         .args(["build", "--quiet", "--example", "reqwest-client"])

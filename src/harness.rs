@@ -317,7 +317,11 @@ impl Harness {
     /// process's environment once, here).
     #[must_use = "return it from main, or the run's failures are lost"]
     pub fn run(self) -> ExitCode {
-        let mut args = Arguments::from_args();
+        // libtest takes several name filters (`cargo test --test m a b`);
+        // libtest-mimic's arguments hold one, so the others are kept here.
+        let (argv, extra) = split_filters(std::env::args().collect());
+        let mut args = Arguments::from_iter(argv);
+        let filters = all_filters(&mut args, extra);
         let env = Env::capture();
         let mut this = self;
         select_from_env(&mut args, &mut this.tags, &mut this.globs, &env);
@@ -336,7 +340,7 @@ impl Harness {
         }
         let session = this.options.as_ref().and_then(|o| o.bless.clone());
         let trials = match this.trials(&args) {
-            Ok(t) => t,
+            Ok(t) => keep_filtered(t, &filters, args.exact),
             Err(e) => {
                 eprintln!("error: {e}");
                 return ExitCode::from(101);
@@ -409,6 +413,79 @@ fn split(list: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .map(str::to_string)
+}
+
+/// Options of libtest's that take a value (`--skip X`, not `--skip=X`).
+const VALUE_OPTIONS: [&str; 6] = [
+    "--test-threads",
+    "--logfile",
+    "--skip",
+    "--color",
+    "--format",
+    "-Z",
+];
+
+/// Splits the process's arguments into those for libtest-mimic (with at
+/// most one name filter) and the further name filters.
+fn split_filters(argv: Vec<String>) -> (Vec<String>, Vec<String>) {
+    let mut keep = Vec::with_capacity(argv.len());
+    let mut extra = Vec::new();
+    let mut seen_filter = false;
+    let mut it = argv.into_iter();
+    if let Some(program) = it.next() {
+        keep.push(program);
+    }
+    let mut after_dashes = false;
+    while let Some(a) = it.next() {
+        if !after_dashes && a == "--" {
+            after_dashes = true;
+            continue;
+        }
+        if !after_dashes && a.starts_with('-') {
+            let takes_value = VALUE_OPTIONS.contains(&a.as_str());
+            keep.push(a);
+            if takes_value {
+                keep.extend(it.next());
+            }
+        } else if seen_filter {
+            extra.push(a);
+        } else {
+            seen_filter = true;
+            keep.push(a);
+        }
+    }
+    (keep, extra)
+}
+
+/// All the name filters. With more than one, libtest-mimic is given none
+/// and [`keep_filtered`] applies them (a trial matching any is kept).
+fn all_filters(args: &mut Arguments, extra: Vec<String>) -> Vec<String> {
+    if extra.is_empty() {
+        return Vec::new();
+    }
+    let mut all: Vec<String> = args.filter.take().into_iter().collect();
+    all.extend(extra);
+    all
+}
+
+/// The trials whose names match one of `filters` (all, when empty):
+/// equal to one with `exact`, containing one otherwise, as libtest does.
+fn keep_filtered(trials: Vec<Trial>, filters: &[String], exact: bool) -> Vec<Trial> {
+    if filters.is_empty() {
+        return trials;
+    }
+    trials
+        .into_iter()
+        .filter(|t| {
+            filters.iter().any(|f| {
+                if exact {
+                    t.name() == f
+                } else {
+                    t.name().contains(f.as_str())
+                }
+            })
+        })
+        .collect()
 }
 
 /// Applies a `tag:` filter and the `FAULTMATRIX_TAGS` / `FAULTMATRIX_FILES`
@@ -607,6 +684,53 @@ mod tests {
             why.contains("`faultmatrix-test-no-such-program` is not on PATH"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn several_name_filters_are_taken_as_libtest_takes_them() {
+        let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (keep, extra) = split_filters(argv(&[
+            "m",
+            "--test-threads",
+            "2",
+            "a.yaml",
+            "--skip",
+            "x",
+            "b.yaml::r",
+            "--exact",
+            "--",
+            "--odd",
+        ]));
+        assert_eq!(
+            keep,
+            argv(&[
+                "m",
+                "--test-threads",
+                "2",
+                "a.yaml",
+                "--skip",
+                "x",
+                "--exact"
+            ])
+        );
+        assert_eq!(extra, argv(&["b.yaml::r", "--odd"]));
+        let mut args = Arguments::from_iter(keep);
+        let filters = all_filters(&mut args, extra);
+        assert_eq!(args.filter, None);
+        assert_eq!(filters, ["a.yaml", "b.yaml::r", "--odd"]);
+        let trial = |n: &str| Trial::test(n, || Ok(()));
+        let names = |t: Vec<Trial>| t.iter().map(|t| t.name().to_string()).collect::<Vec<_>>();
+        let all = || vec![trial("a.yaml::r"), trial("b.yaml::r"), trial("c.yaml::r")];
+        assert_eq!(
+            names(keep_filtered(all(), &filters, false)),
+            ["a.yaml::r", "b.yaml::r"]
+        );
+        assert_eq!(names(keep_filtered(all(), &filters, true)), ["b.yaml::r"]);
+        // One filter stays libtest-mimic's.
+        let (keep, extra) = split_filters(argv(&["m", "a.yaml"]));
+        let mut args = Arguments::from_iter(keep);
+        assert!(all_filters(&mut args, extra).is_empty());
+        assert_eq!(args.filter.as_deref(), Some("a.yaml"));
     }
 
     #[test]

@@ -153,6 +153,8 @@ fn the_harness_blesses_with_its_options() {
     let args = libtest_mimic::Arguments {
         test_threads: Some(2),
         quiet: true,
+        // The nested run's report goes to a file, not this test's output.
+        logfile: Some(dir.path().join("nested.log").display().to_string()),
         ..Default::default()
     };
     let trials = harness.trials(&args).unwrap();

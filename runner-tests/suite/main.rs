@@ -21,6 +21,7 @@ mod junit;
 mod layers;
 mod live;
 mod registry;
+mod rough_edges;
 mod rules;
 mod runner;
 mod schema;
