@@ -7,7 +7,7 @@
 #   bash bench/perf.sh memory       # wall and peak memory: 10k, 100k, 1M rows, one 100k-row file
 #   bash bench/perf.sh wire         # over the wire, per row, at 100 / 500 / 2000 rows a file
 #   bash bench/perf.sh nextest      # cargo nextest, per test, debug profile
-#   bash bench/perf.sh peer         # the wiremock-rs way (bench/peer), when it is built
+#   bash bench/perf.sh peer         # the wiremock-rs way (bench/peer, via bench/seam.sh)
 #
 # Instruction counts come from valgrind --tool=callgrind, so they hold on a
 # loaded machine; every ratio is taken between figures of the same run.
@@ -162,13 +162,14 @@ nextest() {
 }
 
 peer() {
-  echo "== the wiremock-rs way (bench/peer)"
+  echo "== the wiremock-rs way (bench/peer, issue 11), counted in one run with the reference system"
   if [ ! -f bench/peer/Cargo.toml ]; then
     echo "peer not built yet (bench/peer is issue 11's); no ratio to report"
     return
   fi
-  cargo build --release --quiet --manifest-path bench/peer/Cargo.toml
-  echo "see bench/peer for its command; ratios: run it and 'count' in the same session"
+  # bench/seam.sh builds the peer crate and prints instructions per row for
+  # the reference system, the HTTP seam and the wiremock-rs way, with ratios.
+  bash bench/seam.sh
 }
 
 need_release
