@@ -35,13 +35,13 @@ tree() { # files rows -> prints the directory (generated once)
 ir() { # outfile command...
   local f=$1; shift
   valgrind --tool=callgrind --callgrind-out-file="$f" "$@" > /dev/null 2>&1 || true
-  grep -E '^(summary|totals):' "$f" | head -1 | awk '{print $2}'
+  awk '/^(summary|totals):/ {print $2; exit}' "$f"
 }
 
 # Inclusive instructions of the first function whose name contains $2.
 incl() { # outfile pattern
   callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null \
-    | grep -F -- "$2" | head -1 | awk '{gsub(",", "", $1); print $1}'
+    | awk -v pat="$2" 'index($0, pat) {gsub(",", "", $1); print $1; exit}'
 }
 
 per() { # total rows -> per row, integer
@@ -72,7 +72,7 @@ count() {
       echo "$label: (function $pat not found in the profile)"
     fi
   done
-  echo "(annotate: callgrind_annotate --inclusive=yes $out/cg-big.out | head -60)"
+  echo "(the whole profile: callgrind_annotate --inclusive=yes $out/cg-big.out)"
 }
 
 frontends() {
@@ -104,7 +104,7 @@ memory() {
   measure "one 100k-row file: list" "$cli" list "$(tree 1 100000)"
   cargo test --release --quiet --test matrices --no-run 2> /dev/null
   local harness
-  harness=$(ls -t target/release/deps/matrices-* | grep -v '\.d$' | head -1)
+  harness=$(ls -t target/release/deps/matrices-* | grep -v '\.d$' | awk 'NR == 1')
   measure "harness, 10k rows" env FAULTMATRIX_MATRICES="$(tree 100 100)" "$harness" --quiet
   measure "harness, 100k rows" env FAULTMATRIX_MATRICES="$(tree 1000 100)" "$harness" --quiet
 }

@@ -1288,7 +1288,14 @@ mod tests {
 
     #[test]
     fn every_yaml_file_of_the_repository_reads_the_same() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        // Tests run in the package's directory: the repository is the
+        // nearest ancestor holding `matrices/`.
+        let cwd = std::env::current_dir().expect("the working directory");
+        let root = cwd
+            .ancestors()
+            .find(|d| d.join("matrices").is_dir())
+            .expect("the repository root above the test's directory")
+            .to_path_buf();
         let mut stack = vec![root];
         let (mut seen, mut handled) = (0, 0);
         while let Some(dir) = stack.pop() {
