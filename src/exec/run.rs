@@ -82,7 +82,11 @@ pub fn run_row_with(matrix: &Matrix, row: &Row, opts: &ExecOptions) -> Observati
             // A command system runs over HTTP on the real clock.
             return crate::exec::wire::command::run_row(matrix, row, spec, &opts.env);
         }
-        SystemUnderTest::InProcess { system, .. } => system.clone(),
+        SystemUnderTest::InProcess { system, .. } => row
+            .settings
+            .system
+            .as_ref()
+            .map_or_else(|| system.clone(), |s| s.system.clone()),
     };
     if system.needs_io() {
         // Sockets may outlive a row in ways a task count does not show: a
@@ -120,7 +124,8 @@ async fn run_row_async(
         system_transport,
         s,
         request_id.clone(),
-        crate::load::policy::retry_after::default_wall_start(),
+        s.wall
+            .unwrap_or_else(crate::load::policy::retry_after::default_wall_start),
     );
     let jitter = ctx.jitter.clone();
     let escalations = ctx.escalations.clone();

@@ -134,6 +134,8 @@ struct FastMatrix {
     defaults: Option<RawSettings>,
     #[serde(default)]
     tapes: Option<Value>,
+    #[serde(default)]
+    clock: Option<super::clock::RawClock>,
     rows: Vec<RawRow>,
 }
 
@@ -146,6 +148,7 @@ impl FastMatrix {
             registry: self.registry,
             defaults: self.defaults,
             tapes: self.tapes,
+            clock: self.clock,
             rows: Vec::new(),
         };
         (raw, Some(self.rows))
@@ -315,6 +318,12 @@ fn load_inner(
     if let Some(d) = &raw.defaults {
         apply_settings(cx, &mut base, d, &[key("defaults")]);
     }
+    if let Some(wall) = raw.clock.as_ref().and_then(|c| c.wall.as_deref()) {
+        match super::clock::parse_wall(wall) {
+            Ok(at) => base.wall = Some(at),
+            Err(e) => cx.error(&[key("clock"), key("wall")], e),
+        }
+    }
 
     // Tape settings.
     let tape_config = match crate::load::tape::parse_config(raw.tapes.as_ref()) {
@@ -369,15 +378,63 @@ fn load_inner(
         }
         let (tape, record) = (rr.tape.take(), rr.record.take());
         let has_inject = rr.inject.is_some();
+        // A row's own policy keys build its own system.
+        let mut row_routes = routes.clone();
+        let mut row_system = None;
+        if let Some(over) = rr.policy.take() {
+            match (&command, systems.get(&sut_name)) {
+                (None, Some(factory)) => {
+                    match super::row_policy::build(
+                        cx,
+                        factory,
+                        raw.policy.as_ref(),
+                        &over,
+                        &path,
+                        &registry,
+                    ) {
+                        Some((s, r)) => {
+                            row_routes = r.or(row_routes);
+                            row_system = Some(s);
+                        }
+                        None => continue,
+                    }
+                }
+                (Some(_), _) => cx.error(
+                    &child(&path, key("policy")),
+                    "a command system has no `policy`: its configuration is its own (set `env` in `system:`)",
+                ),
+                (None, None) => {}
+            }
+        }
+        let row_clock = rr.clock.take();
+        let row_env: Vec<(String, String)> = match rr.env.take() {
+            Some(_) if command.is_none() => {
+                cx.error(
+                    &child(&path, key("env")),
+                    "`env` is for a command system (`system: { command: [...] }`); an in-process system takes `policy` keys per row",
+                );
+                Vec::new()
+            }
+            Some(env) => env.into_iter().collect(),
+            None => Vec::new(),
+        };
         if let Some(mut row) = validate_row(
             cx,
             rr,
             path.clone(),
             &base,
-            routes.as_deref(),
+            row_routes.as_deref(),
             &registry,
             check_stops,
         ) {
+            row.settings.system = row_system;
+            row.settings.env = row_env;
+            if let Some(wall) = row_clock.as_ref().and_then(|c| c.wall.as_deref()) {
+                match super::clock::parse_wall(wall) {
+                    Ok(at) => row.settings.wall = Some(at),
+                    Err(e) => cx.error(&child(&path, key("clock")), e),
+                }
+            }
             let place = TapePlace {
                 dir,
                 config: &tape_config,

@@ -25,6 +25,10 @@ pub struct RawMatrix {
     #[serde(default)]
     #[schemars(with = "Option<PolicySchema>")]
     pub policy: Option<Value>,
+    /// Where every row's wall clock starts: `{ wall: 2023-09-29T12:00:00Z }`
+    /// (an HTTP-date or RFC 3339; default Sun, 06 Nov 1994 08:49:37 GMT).
+    #[serde(default)]
+    pub clock: Option<crate::load::clock::RawClock>,
     /// A reason-code registry, relative to this file (default: the built-in registry).
     #[serde(default)]
     pub registry: Option<String>,
@@ -119,6 +123,18 @@ pub struct RawRow {
     #[serde(default)]
     #[schemars(with = "Option<RecordSchema>")]
     pub record: Option<Value>,
+    /// Policy keys for this row only, merged over the file's `policy`
+    /// (mappings merge key by key; any other value replaces the file's).
+    #[serde(default)]
+    #[schemars(with = "Option<PolicySchema>")]
+    pub policy: Option<Value>,
+    /// A command system's environment for this row, added over the
+    /// file's `system.env` (`${VAR}` expands as there).
+    #[serde(default)]
+    pub env: Option<std::collections::BTreeMap<String, String>>,
+    /// Where this row's wall clock starts (over the file's `clock`).
+    #[serde(default)]
+    pub clock: Option<crate::load::clock::RawClock>,
 }
 
 /// The request a row sends.
