@@ -1,4 +1,5 @@
-//! Running one row: a fresh current-thread tokio runtime with paused time,
+//! Running one row: a current-thread tokio runtime with paused time (the
+//! thread's, reused while rows leave nothing on it: [`crate::exec::runtime`]),
 //! the row's scripted transport, the system under test, then the horizon
 //! during which any further call is a failure ("never called again").
 //!
@@ -87,12 +88,12 @@ pub fn run_row_with(matrix: &Matrix, row: &Row, opts: &ExecOptions) -> Observati
             .as_ref()
             .map_or_else(|| system.clone(), |s| s.system.clone()),
     };
-    let rt = if system.needs_io() {
-        paused_io_runtime()
-    } else {
-        paused_runtime()
-    };
-    rt.block_on(run_row_async(matrix, row, system.as_ref(), opts))
+    if system.needs_io() {
+        // Sockets may outlive a row in ways a task count does not show: a
+        // fresh runtime each time.
+        return paused_io_runtime().block_on(run_row_async(matrix, row, system.as_ref(), opts));
+    }
+    crate::exec::runtime::block_on_paused(run_row_async(matrix, row, system.as_ref(), opts))
 }
 
 async fn run_row_async(
