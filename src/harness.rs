@@ -53,6 +53,8 @@ pub struct Harness {
     tags: Vec<String>,
     options: Option<RunOptions>,
     requirements: Vec<Requirement>,
+    /// Matrix files explored as one test per invariant, and their case counts.
+    explore: Vec<(PathBuf, u64)>,
 }
 
 /// Something rows below a path need before they can run (an interpreter
@@ -152,6 +154,7 @@ impl Harness {
             tags: Vec::new(),
             options: None,
             requirements: Vec::new(),
+            explore: Vec::new(),
         }
     }
 
@@ -161,6 +164,15 @@ impl Harness {
     /// install command as their failure if run anyway, and fail under `CI`.
     pub fn requires(mut self, req: Requirement) -> Self {
         self.requirements.push(req);
+        self
+    }
+
+    /// Explores a matrix file (explore mode, docs/explore.md): one test per
+    /// invariant, `explore::<file>::<invariant>`, over `cases` generated
+    /// cases of seed 1; a test fails with its invariant's first violation,
+    /// shrunk to a row. The cases run once, shared by the tests.
+    pub fn explore(mut self, file: impl AsRef<Path>, cases: u64) -> Self {
+        self.explore.push((file.as_ref().to_path_buf(), cases));
         self
     }
 
@@ -272,6 +284,16 @@ impl Harness {
                 trials.extend(registry_trials(found, &loader, &coverage, &opts));
             }
         }
+        let wanted = |id: &str| match (args.exact, args.filter.as_deref()) {
+            (true, Some(name)) => name == id || name.starts_with(&format!("{id}::")),
+            _ => true,
+        };
+        for (file, cases) in &self.explore {
+            let display = discover::display_name(file, &cwd);
+            if wanted(&format!("explore::{display}")) {
+                trials.extend(explore_trials(file, &display, *cases, &self.systems, &opts));
+            }
+        }
         Ok(trials)
     }
 
@@ -360,6 +382,59 @@ impl Harness {
         }
         code
     }
+}
+
+/// The trials of an explored file: one per invariant, sharing one scan of
+/// the cases. A file that does not open is one failing trial.
+fn explore_trials(
+    file: &Path,
+    display: &str,
+    cases: u64,
+    systems: &Systems,
+    opts: &RunOptions,
+) -> Vec<Trial> {
+    use crate::engine::explore::{Explorer, Options};
+    let ex = match Explorer::open(file, display, None, systems, opts.exec.clone()) {
+        Ok(e) => Arc::new(e),
+        Err(msg) => {
+            return vec![Trial::test(format!("explore::{display}"), move || {
+                Err(Failed::from(msg))
+            })]
+        }
+    };
+    let options = Options {
+        cases,
+        ..Options::default()
+    };
+    type Scan = std::collections::BTreeMap<String, (u64, crate::engine::explore::Violation)>;
+    let scan: Arc<std::sync::OnceLock<(Scan, u64)>> = Arc::new(std::sync::OnceLock::new());
+    let mut out = Vec::new();
+    for inv in ex.set.invariants.clone() {
+        let id = format!("explore::{display}::{}", inv.name);
+        if let Some(why) = ex.declared.unchecked(&inv) {
+            let why = why.to_string();
+            out.push(
+                Trial::test(id, move || Err(Failed::from(format!("not checked: {why}"))))
+                    .with_ignored_flag(true),
+            );
+            continue;
+        }
+        let (ex, scan, options) = (ex.clone(), scan.clone(), options.clone());
+        out.push(Trial::test(id, move || {
+            let (first, _) = scan.get_or_init(|| ex.scan(&options, true));
+            match first.get(&inv.name) {
+                None => Ok(()),
+                Some((index, _)) => {
+                    let f = ex.shrink_found(&inv, options.seed, *index, options.shrink_runs);
+                    Err(Failed::from(format!(
+                        "invariant `{}` broken by case {} (seed {}): {}\n\n{}",
+                        inv.name, f.index, f.seed, f.violation.message, f.row
+                    )))
+                }
+            }
+        }));
+    }
+    out
 }
 
 /// The trials of a registry file: generated rows, then guardrails. A

@@ -258,3 +258,139 @@ fn the_json_schema_enumerates_the_reference_stop_reasons() {
     // A custom system reports its own stop reasons.
     assert!(v.is_valid(&doc("chat-client", "gave-up")));
 }
+
+#[test]
+fn policy_keys_can_be_set_per_row() {
+    // The file backs off from 1.5s; this row from 4s, the next with a
+    // budget of one call on A.
+    verdict(
+        "  - name: r
+    policy: { backoff: { initial: 4s } }
+    inject: { A: [503, 503, 200] }
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=4s
+        A2 503 UPSTREAM_UNAVAILABLE retry wait=8s
+        A3 200 return
+",
+    )
+    .unwrap();
+    verdict(
+        "  - name: r
+    policy: { routes: [{ name: A, attempts: 1 }, { name: B, attempts: 1 }] }
+    inject: { A: [503], B: [200] }
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE switch
+        B1 200 return
+",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_row_policy_is_validated_with_the_file_s_messages_at_the_row_s_key() {
+    let text = matrix(
+        "  - name: r
+    policy: { backoff: { factr: 3 } }
+    inject: { A: [200] }
+    expect: { stop: success }
+",
+    );
+    let e = match load_text("friction.yaml", &text, None, &Systems::new()) {
+        Ok(_) => panic!("`factr` was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("did you mean `factor`"), "{e}");
+    assert!(
+        e.contains("friction.yaml:8:26"),
+        "points at the row's key: {e}"
+    );
+}
+
+#[test]
+fn a_command_system_s_env_can_be_set_per_row() {
+    let text = "title: t
+system: { command: [sh, -c, 'test \"$FM_WHO\" = row'], env: { FM_WHO: file } }
+rows:
+  - name: the file's env
+    expect: { stop: failed }
+  - name: the row's env
+    env: { FM_WHO: row }
+    expect: { stop: success }
+";
+    let m = load_text("t.yaml", text, None, &Systems::new()).unwrap_or_else(|e| panic!("{e}"));
+    for row in &m.rows {
+        let obs = run_row(&m, row);
+        faultmatrix::verdict::check(&m, row, &obs)
+            .unwrap_or_else(|f| panic!("{}: {}", row.name, f.render()));
+    }
+    let bad = matrix("  - name: r\n    env: { X: y }\n    expect: { stop: success }\n");
+    let e = match load_text("friction.yaml", &bad, None, &Systems::new()) {
+        Ok(_) => panic!("`env` on an in-process row was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("`env` is for a command system"), "{e}");
+}
+
+#[test]
+fn the_wall_clock_is_settable_per_file_and_row() {
+    // A scenario written for 2023: an RFC 850 date 20s after "now" is read
+    // as 2023 (not 1923) and honoured as a 20s wait.
+    let rows = |clock: &str| {
+        format!(
+            "  - name: r
+{clock}    inject:
+      A:
+        - {{ status: 503, headers: {{ Retry-After: 'Friday, 29-Sep-23 12:00:20 GMT' }} }}
+        - 200
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=20s
+        A2 200 return
+"
+        )
+    };
+    verdict(&rows("    clock: { wall: 2023-09-29T12:00:00Z }\n")).unwrap();
+    verdict(&rows(
+        "    clock: { wall: 'Fri, 29 Sep 2023 12:00:00 GMT' }\n",
+    ))
+    .unwrap();
+    // Without a clock the date is in 1923, long past: no guidance.
+    let e = verdict(&rows("")).unwrap_err();
+    assert!(
+        e.contains("+ A1 503 UPSTREAM_UNAVAILABLE retry wait=1500ms"),
+        "{e}"
+    );
+    // Per file.
+    let file =
+        matrix(&rows("")).replace("rows:\n", "clock: { wall: 2023-09-29T12:00:00Z }\nrows:\n");
+    let m = load_text("f.yaml", &file, None, &Systems::new()).unwrap_or_else(|e| panic!("{e}"));
+    let obs = run_row(&m, &m.rows[0]);
+    faultmatrix::verdict::check(&m, &m.rows[0], &obs).unwrap_or_else(|f| panic!("{}", f.render()));
+    let bad = matrix("  - name: r\n    clock: { wall: tomorrow }\n    expect: { stop: success }\n");
+    let e = match load_text("friction.yaml", &bad, None, &Systems::new()) {
+        Ok(_) => panic!("`tomorrow` was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("`tomorrow` is not a wall-clock time"), "{e}");
+}
+
+#[test]
+fn check_warns_when_a_code_caps_a_route_s_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::write(
+        dir.path(),
+        "m.yaml",
+        "title: t\npolicy:\n  routes: [{ name: A, attempts: 5 }, { name: B, attempts: 1 }]\nrows:\n  - name: r\n    inject: { A: [503, 503, 503], B: [200] }\n    expect: { stop: success }\n",
+    );
+    let (code, out, err) = crate::common::cli(dir.path(), &["check", "m.yaml"]);
+    assert_eq!(code, 0, "a warning does not fail check: {out}{err}");
+    assert!(
+        out.contains("warning: route A allows 5 attempts, but the registry caps ")
+            && out.contains("UPSTREAM_UNAVAILABLE at 3 (built-in registry)"),
+        "{out}"
+    );
+    assert!(out.contains(" --> m.yaml:3:33"), "{out}");
+    assert!(!out.contains("route B allows"), "{out}");
+}

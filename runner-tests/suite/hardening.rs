@@ -297,3 +297,65 @@ fn oversized_files_are_refused_without_reading_them_whole() {
         "{out}{err}"
     );
 }
+
+#[test]
+fn ignore_takes_booleans_or_a_reason_and_false_runs_the_row() {
+    let t = Tree::new();
+    let row = |ignore: &str| {
+        format!("  - name: r\n    ignore: {ignore}\n    inject: {{ A: [200] }}\n    expect: {{ stop: success }}\n")
+    };
+    let load = |ignore: &str| t.load(&row(ignore)).map(|m| m.rows[0].ignore.clone());
+    assert_eq!(load("false").unwrap(), None, "`ignore: false` runs the row");
+    assert_eq!(load("~").unwrap(), None);
+    assert_eq!(load("true").unwrap().as_deref(), Some("ignored"));
+    assert_eq!(
+        load("flaky, see 12").unwrap().as_deref(),
+        Some("flaky, see 12")
+    );
+    for bad in ["''", "'  '", "'no'", "'False'", "[x]", "3"] {
+        let e = load(bad).unwrap_err();
+        assert!(e.contains("rows[0].ignore"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn row_names_are_escaped_in_test_names_and_reports() {
+    let t = Tree::new();
+    // A newline, an ANSI colour and a right-to-left override in names.
+    write(
+        &t.root(),
+        "m.yaml",
+        &format!("{HEAD}  - name: \"two\\nlines\"\n    inject: {{ A: [503, 503, 503] }}\n    expect: {{ stop: success }}\n  - name: \"\\e[31mred \\u202Edcba\"\n    inject: {{ A: [200] }}\n    expect: {{ stop: success }}\n"),
+    );
+    let (_, out, _) = cli(&t.root(), &["list", "m.yaml"]);
+    assert_eq!(
+        out, "m.yaml::two\\nlines\nm.yaml::\\u{1b}[31mred \\u{202e}dcba\n",
+        "one line per row, nothing raw"
+    );
+    let (code, out, err) = cli(&t.root(), &["run", "m.yaml"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("m.yaml::two\\nlines"), "{out}");
+    for raw in ['\u{1b}', '\u{202e}'] {
+        assert!(!out.contains(raw) && !err.contains(raw), "{out}{err}");
+    }
+    assert!(!out.contains("two\nlines"), "{out}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn stale_recording_files_of_dead_processes_are_removed_on_the_next_recording() {
+    let t = Tree::new();
+    // Above any pid_max: that process cannot exist. Pid 1 always does.
+    let dead = write(&t.root(), "tapes/.t.yaml.recording-999999999-0", "partial");
+    let live = write(&t.root(), "tapes/.t.yaml.recording-1-0", "partial");
+    let other = write(&t.root(), "tapes/.u.yaml.recording-999999999-0", "partial");
+    let m = t
+        .load(&tape_row("tapes/t.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let up = Upstream::start(vec![Reply::json(200, "{}")]).unwrap();
+    run(&m, &record_mode(&up)).unwrap();
+    assert!(!dead.exists(), "a dead process's temp file is removed");
+    assert!(live.exists(), "a live process's temp file is kept");
+    assert!(other.exists(), "only this tape's temp files are considered");
+    assert!(t.root().join("tapes/t.yaml").is_file());
+}

@@ -13,6 +13,7 @@ mod authoring;
 mod bless;
 mod diagnostics;
 mod docs;
+mod explore;
 mod friction;
 mod hardening;
 mod html_browser;

@@ -33,7 +33,7 @@ fn check(
 
 /// The one mistake a broken system makes.
 #[derive(Clone, Copy)]
-enum Mistake {
+pub(crate) enum Mistake {
     /// None beyond its mutated policy.
     None,
     /// Sleeps a backoff before looking at the classification.
@@ -197,7 +197,7 @@ impl Transport for Tap {
 
 /// A factory for the controller with `mutate` applied to the file's policy,
 /// making `mistake`.
-fn broken(mutate: fn(&mut Policy), mistake: Mistake) -> Factory {
+pub(crate) fn broken(mutate: fn(&mut Policy), mistake: Mistake) -> Factory {
     Arc::new(move |v: &Value, reg: &Arc<Registry>| {
         let mut policy = faultmatrix::policy::from_value(v)?;
         mutate(&mut policy);
@@ -213,7 +213,7 @@ fn broken(mutate: fn(&mut Policy), mistake: Mistake) -> Factory {
     })
 }
 
-fn unchanged(_: &mut Policy) {}
+pub(crate) fn unchanged(_: &mut Policy) {}
 
 /// Runs `row` of `matrices/<file>`: it passes against the reference, and
 /// fails against the broken system with a message containing each of

@@ -345,7 +345,7 @@ rows:
  --> t.yaml:6:5
   |
 6 |     inejct: { A: [503] }
-  |     ^ expected one of: name, ignore, tags, inject, deadline, jitter, jitter_seed, request, horizon, budget, max_calls, tolerance, expect, tape, record
+  |     ^ expected one of: name, ignore, tags, inject, deadline, jitter, jitter_seed, request, horizon, budget, max_calls, tolerance, expect, tape, record, policy, env, clock
   = help: did you mean `inject`?
 
 error: unknown script entry `RATE_LIMTED`

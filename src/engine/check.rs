@@ -29,6 +29,9 @@ pub struct CheckReport {
     pub codes: usize,
     /// Problems, each a rendered message (diagnostics or a guardrail).
     pub problems: Vec<String>,
+    /// Warnings: what holds but may surprise (a code's `max_attempts`
+    /// capping a route's `attempts`). They do not fail `check`.
+    pub warnings: Vec<String>,
 }
 
 impl CheckReport {
@@ -53,6 +56,9 @@ impl CheckReport {
         for p in &self.problems {
             writeln!(out, "{}\n", p.trim_end())?;
         }
+        for w in &self.warnings {
+            writeln!(out, "{}\n", w.trim_end())?;
+        }
         writeln!(out, "{}", self.summary())
     }
 }
@@ -70,6 +76,7 @@ pub fn check(files: &[Found], loader: &Loader, threads: usize) -> CheckReport {
             Loaded::Matrix(m) => {
                 report.matrices += 1;
                 report.rows += m.rows.len();
+                report.warnings.extend(crate::engine::caps::warnings(&m));
                 coverage.record(&m);
                 if let Some(p) = &m.registry.path {
                     registries

@@ -79,7 +79,8 @@ pub fn find(root: &Path, set: &GlobSet, cwd: &Path) -> std::io::Result<Vec<Found
                 continue;
             }
             let rel = path.strip_prefix(root).unwrap_or(&path);
-            if set.is_match(rel) {
+            // Explore mode's invariants files are not matrices.
+            if set.is_match(rel) && !name.ends_with(".invariants.yaml") {
                 out.push(Found {
                     display: display_name(&path, cwd),
                     path,
@@ -113,8 +114,7 @@ pub fn load_one(found: &Found, loader: &Loader) -> Loaded {
             }
         }
     };
-    // Explore mode's invariants files are not matrices either.
-    if is_registry(&text) || crate::load::invariants::is_invariants(&text) {
+    if is_registry(&text) {
         return Loaded::Registry;
     }
     match loader.load_text_at(&found.display, &text, &found.path) {

@@ -2,6 +2,7 @@
 //! tests a registry generates (per-code rows, guardrails); `check`; explore
 //! mode (generated sequences against invariants, shrunk to a row).
 
+pub mod caps;
 pub mod check;
 pub mod discover;
 pub mod error;

@@ -1,4 +1,5 @@
-//! Running one row: a fresh current-thread tokio runtime with paused time,
+//! Running one row: a current-thread tokio runtime with paused time (the
+//! thread's, reused while rows leave nothing on it: [`crate::exec::runtime`]),
 //! the row's scripted transport, the system under test, then the horizon
 //! during which any further call is a failure ("never called again").
 //!
@@ -81,14 +82,18 @@ pub fn run_row_with(matrix: &Matrix, row: &Row, opts: &ExecOptions) -> Observati
             // A command system runs over HTTP, on its virtual or real clock.
             return crate::exec::wire::run_row(matrix, row, spec, &opts.env);
         }
-        SystemUnderTest::InProcess { system, .. } => system.clone(),
+        SystemUnderTest::InProcess { system, .. } => row
+            .settings
+            .system
+            .as_ref()
+            .map_or_else(|| system.clone(), |s| s.system.clone()),
     };
-    let rt = if system.needs_io() {
-        paused_io_runtime()
-    } else {
-        paused_runtime()
-    };
-    rt.block_on(run_row_async(matrix, row, system.as_ref(), opts))
+    if system.needs_io() {
+        // Sockets may outlive a row in ways a task count does not show: a
+        // fresh runtime each time.
+        return paused_io_runtime().block_on(run_row_async(matrix, row, system.as_ref(), opts));
+    }
+    crate::exec::runtime::block_on_paused(run_row_async(matrix, row, system.as_ref(), opts))
 }
 
 async fn run_row_async(
@@ -119,7 +124,8 @@ async fn run_row_async(
         system_transport,
         s,
         request_id.clone(),
-        crate::load::policy::retry_after::default_wall_start(),
+        s.wall
+            .unwrap_or_else(crate::load::policy::retry_after::default_wall_start),
     );
     let jitter = ctx.jitter.clone();
     let escalations = ctx.escalations.clone();

@@ -154,6 +154,7 @@ impl Failure {
     pub fn render(&self) -> String {
         let mut out = String::new();
         if let Some(row) = &self.row {
+            let row = crate::base::label::escape(row);
             out.push_str(&format!("row `{row}` failed\n"));
             if let Some(at) = &self.at {
                 out.push_str(&format!("  --> {at}\n"));
@@ -171,7 +172,7 @@ impl Failure {
     /// The first line a report can use as a title.
     pub fn headline(&self) -> String {
         match &self.row {
-            Some(row) => format!("row `{row}` failed"),
+            Some(row) => format!("row `{}` failed", crate::base::label::escape(row)),
             None => self
                 .problems
                 .iter()

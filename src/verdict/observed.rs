@@ -64,7 +64,11 @@ pub fn observed_run(matrix: &Matrix, row: &Row, obs: &Observation) -> ObservedRu
         lines: obs.lines.iter().map(|l| l.render(None)).collect(),
         calls,
         returned_at: obs.returned_at,
-        deadline: row.settings.deadline.or(matrix.deadline),
+        deadline: row
+            .settings
+            .deadline
+            .or(row.settings.system.as_ref().and_then(|s| s.deadline))
+            .or(matrix.deadline),
         stop: obs.stop().to_string(),
     }
 }

@@ -479,6 +479,12 @@ fn check_calls(
             for w in run.windows(2) {
                 let (c, next) = (w[0], w[1]);
                 let wait = next.rec.started.saturating_sub(c.end());
+                // After a success, a terminal code or partial output the
+                // policy declares no wait at all: other invariants judge
+                // any call that follows.
+                if c.success || c.partial || c.code.as_deref().is_some_and(|code| d.terminal(code)) {
+                    continue;
+                }
                 if next.rec.route != c.rec.route {
                     if wait != p.switch_delay {
                         return Some(format!(

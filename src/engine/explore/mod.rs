@@ -339,10 +339,20 @@ impl Explorer {
         let (first, cases) = self.scan(opts, false);
         let elapsed = started.elapsed();
         let (checked, unchecked) = self.checked();
-        let found = first.into_iter().next().and_then(|(name, (index, _))| {
-            let inv = self.set.get(&name)?.clone();
-            Some(self.shrink_found(&inv, opts.seed, index, opts.shrink_runs))
-        });
+        // Every invariant the earliest case breaks, in checking order: the
+        // case is shrunk while it still breaks one of them.
+        let targets: Vec<Invariant> = self
+            .set
+            .invariants
+            .iter()
+            .filter(|inv| first.contains_key(&inv.name))
+            .cloned()
+            .collect();
+        let found = first
+            .values()
+            .next()
+            .map(|(index, _)| *index)
+            .map(|index| self.shrink_any(&targets, opts.seed, index, opts.shrink_runs));
         Report {
             cases,
             checked: checked.iter().map(|i| i.name.clone()).collect(),
@@ -354,18 +364,41 @@ impl Explorer {
 
     /// Shrinks case `index` of `seed`, which breaks `inv`, and prints it.
     pub fn shrink_found(&self, inv: &Invariant, seed: u64, index: u64, budget: u32) -> Found {
+        self.shrink_any(std::slice::from_ref(inv), seed, index, budget)
+    }
+
+    /// The first of `targets` a run breaks.
+    fn first_broken(
+        &self,
+        targets: &[Invariant],
+        case: &Case,
+        obs: &Observation,
+    ) -> Option<(usize, Violation)> {
+        targets
+            .iter()
+            .enumerate()
+            .find_map(|(i, inv)| check::check(inv, &self.declared, case, obs).map(|v| (i, v)))
+    }
+
+    /// Shrinks case `index` of `seed`, which breaks one of `targets`, while
+    /// it still breaks one of them, and prints it with the first it breaks.
+    pub fn shrink_any(&self, targets: &[Invariant], seed: u64, index: u64, budget: u32) -> Found {
         let case = self.case(seed, index);
         let obs = self.run(&case);
         let original_calls = obs.calls.len();
         let (case, shrink_runs) = shrink::shrink(case, original_calls, budget, |c| {
             let obs = self.run(c);
-            check::check(inv, &self.declared, c, &obs).map(|_| obs.calls.len())
+            self.first_broken(targets, c, &obs).map(|_| obs.calls.len())
         });
         let obs = self.run(&case);
-        let violation = check::check(inv, &self.declared, &case, &obs).unwrap_or(Violation {
-            invariant: inv.name.clone(),
-            message: "(the shrunk case no longer breaks it: shrinking is not deterministic)".into(),
-        });
+        let (i, violation) = self.first_broken(targets, &case, &obs).unwrap_or((
+            0,
+            Violation {
+                invariant: targets.first().map_or(String::new(), |t| t.name.clone()),
+                message: "(the shrunk case no longer breaks it: a run is not deterministic)".into(),
+            },
+        ));
+        let inv = &targets[i.min(targets.len().saturating_sub(1))];
         let row_name = format!("explore {} seed {seed} case {index}", inv.name);
         let row = self.print_row(
             &row_name,
@@ -469,7 +502,44 @@ impl Explorer {
         } else {
             "expect: the observed run (no reference policy to compare with): edit it to what must happen".into()
         });
-        let trace = basis.lines.iter().map(|l| l.render(None)).collect();
+        // What the invariant is about, asserted so that the row fails
+        // where the trace alone would not show it.
+        let mut trace: Vec<String> = basis.lines.iter().map(|l| l.render(None)).collect();
+        let mut extra = Vec::new();
+        use crate::model::invariants::{Builtin, Rule};
+        match inv.rule {
+            Rule::Builtin(Builtin::SameRequest) => {
+                for (line, l) in trace.iter_mut().zip(&basis.lines) {
+                    line.push_str(&format!(" size={}", l.size));
+                }
+            }
+            Rule::Builtin(Builtin::CreateKey) if case.request.create => {
+                let key = if case.request.key { "$same" } else { "$absent" };
+                extra.push(format!(
+                    "requests: {{ \"*\": {{ headers: {{ idempotency-key: {key} }} }} }}"
+                ));
+            }
+            Rule::Builtin(Builtin::RequestId) => {
+                extra.push("error: { request_id: $request_id }".into());
+            }
+            Rule::Builtin(Builtin::BoundedError) => {
+                if let crate::exec::run::RunEnd::Returned(Err(e)) = &basis.end {
+                    let attempts: Vec<String> = e
+                        .attempts
+                        .iter()
+                        .map(|a| {
+                            format!(
+                                "{} {}",
+                                crate::base::label::call_label(&a.route, a.attempt),
+                                a.code
+                            )
+                        })
+                        .collect();
+                    extra.push(format!("error: {{ attempts: [{}] }}", attempts.join(", ")));
+                }
+            }
+            _ => {}
+        }
         let text = render::RowText {
             name: name.to_string(),
             comments,
@@ -479,6 +549,7 @@ impl Explorer {
             max_calls: (self.set.generate.max_calls != 100).then_some(self.set.generate.max_calls),
             trace,
             stop: Some(basis.stop().to_string()),
+            extra,
         };
         render::row_yaml(&text, &self.matrix.registry)
     }

@@ -124,6 +124,8 @@ pub struct RowText<'a> {
     pub trace: Vec<String>,
     /// Expected stop.
     pub stop: Option<String>,
+    /// More `expect` keys, one line each (`records: 1`).
+    pub extra: Vec<String>,
 }
 
 /// The row as YAML, indented as an item of `rows:` (two spaces).
@@ -176,6 +178,11 @@ pub fn row_yaml(r: &RowText<'_>, registry: &Registry) -> String {
     }
     if let Some(stop) = &r.stop {
         s.push_str(&format!("      stop: {stop}\n"));
+    }
+    for e in &r.extra {
+        s.push_str("      ");
+        s.push_str(e);
+        s.push('\n');
     }
     s
 }

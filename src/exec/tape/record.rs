@@ -290,6 +290,36 @@ fn is_tape(path: &Path) -> bool {
 
 static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
+/// Removes `.NAME.recording-PID-N` files in `dir` left by a recording
+/// whose process is gone (killed before it could clean up). A file of a
+/// live process, this one included, is never touched. Only where process
+/// liveness can be told (`/proc`); elsewhere nothing is removed.
+fn remove_stale(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.recording-");
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let Some((pid, seq)) = rest.split_once('-') else {
+            continue;
+        };
+        let (Ok(pid), true) = (pid.parse::<u32>(), seq.bytes().all(|b| b.is_ascii_digit())) else {
+            continue;
+        };
+        let regular = entry.file_type().is_ok_and(|t| t.is_file());
+        if regular && pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Writes `text` to a fresh temporary file in `target`'s directory (same
 /// file system, so the final rename is atomic).
 fn write_tmp(target: &Path, text: &str) -> std::io::Result<PathBuf> {
@@ -306,6 +336,7 @@ fn write_tmp(target: &Path, text: &str) -> std::io::Result<PathBuf> {
         std::process::id(),
         TMP_SEQ.fetch_add(1, Ordering::Relaxed)
     );
+    remove_stale(dir.unwrap_or(Path::new(".")), &name);
     let tmp = match dir {
         Some(d) => d.join(tmp_name),
         None => PathBuf::from(tmp_name),

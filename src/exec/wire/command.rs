@@ -284,7 +284,7 @@ pub(super) fn expand_argv(spec: &CommandSpec, env: &Env) -> Result<Vec<String>, 
 }
 
 /// The row's variables for the command (`routes`: each route's name and
-/// base URL), then the system's own `env`, expanded.
+/// base URL), then the system's own `env` and the row's `env`, expanded.
 pub(super) fn row_vars(
     matrix: &Matrix,
     row: &Row,
@@ -308,6 +308,11 @@ pub(super) fn row_vars(
         vars.push(("FAULTMATRIX_DEADLINE_MS".into(), d.as_millis().to_string()));
     }
     vars.extend(system_env(spec, env)?);
+    // The row's own environment, over the file's.
+    for (k, v) in &row.settings.env {
+        let v = expand(v, env).map_err(|e| format!("env.{k}: {e}"))?;
+        vars.push((k.clone(), v));
+    }
     Ok(vars)
 }
 

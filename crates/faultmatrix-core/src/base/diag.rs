@@ -58,7 +58,7 @@ impl Diagnostic {
 
     /// Renders with the source line and caret.
     pub fn render(&self, source: Option<&str>) -> String {
-        let mut out = format!("error: {}\n", self.message);
+        let mut out = format!("error: {}\n", cut(&self.message, MAX_MESSAGE_CHARS));
         let line_no = self.pos.line.to_string();
         let pad = " ".repeat(line_no.len());
         out.push_str(&format!(
@@ -67,8 +67,9 @@ impl Diagnostic {
         ));
         let src_line = source.and_then(|s| s.lines().nth(self.pos.line.saturating_sub(1)));
         if let Some(line) = src_line {
+            let (line, col) = window(line, self.pos.col);
             out.push_str(&format!("{pad} |\n{line_no} | {line}\n"));
-            let caret_pad = " ".repeat(self.pos.col.saturating_sub(1));
+            let caret_pad = " ".repeat(col.saturating_sub(1));
             out.push_str(&format!("{pad} | {caret_pad}^"));
             if let Some(label) = &self.label {
                 out.push(' ');
@@ -83,6 +84,48 @@ impl Diagnostic {
         }
         out
     }
+}
+
+/// The longest message rendered, in characters; the rest is cut with a
+/// count (a message quoting a hostile token stays readable).
+pub const MAX_MESSAGE_CHARS: usize = 1000;
+
+/// The widest source excerpt shown under a message, in characters: a long
+/// line is shown as a window around the caret, never whole.
+pub const MAX_EXCERPT_CHARS: usize = 120;
+
+/// `text` cut to `max` characters, with how many were left out.
+pub fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((at, _)) => {
+            let left = text[at..].chars().count();
+            std::borrow::Cow::Owned(format!("{}… ({left} more characters)", &text[..at]))
+        }
+    }
+}
+
+/// A window of at most [`MAX_EXCERPT_CHARS`] characters of `line` around
+/// the 1-based column `col`, and the caret's column in the window.
+fn window(line: &str, col: usize) -> (std::borrow::Cow<'_, str>, usize) {
+    let n = line.chars().count();
+    if n <= MAX_EXCERPT_CHARS {
+        return (std::borrow::Cow::Borrowed(line), col);
+    }
+    let at = col.saturating_sub(1).min(n);
+    let start = at.saturating_sub(MAX_EXCERPT_CHARS / 2);
+    let end = (start + MAX_EXCERPT_CHARS).min(n);
+    let mut out = String::new();
+    let mut caret = at - start + 1;
+    if start > 0 {
+        out.push('…');
+        caret += 1;
+    }
+    out.extend(line.chars().skip(start).take(end - start));
+    if end < n {
+        out.push('…');
+    }
+    (std::borrow::Cow::Owned(out), caret)
 }
 
 /// The load layer's error: all errors found in one file, with its text
@@ -241,6 +284,19 @@ pub fn token_pos(source: &str, pos: Pos, message: &str) -> Pos {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_lines_and_messages_are_cut_around_the_caret() {
+        let line = format!("{}X{}", "a".repeat(500), "b".repeat(500));
+        let d = Diagnostic::new("m.yaml", Pos { line: 1, col: 501 }, "x".repeat(1500));
+        let r = d.render(Some(&line));
+        assert!(r.contains("… (500 more characters)"), "{r}");
+        let excerpt = r.lines().nth(3).unwrap();
+        let caret = r.lines().nth(4).unwrap();
+        assert!(excerpt.chars().count() < 140, "{excerpt}");
+        let col = caret.chars().position(|c| c == '^').unwrap();
+        assert_eq!(excerpt.chars().nth(col), Some('X'), "{excerpt}\n{caret}");
+    }
 
     #[test]
     fn renders_like_a_compiler() {

@@ -18,6 +18,43 @@ pub fn route_var(prefix: &str, route: &str) -> String {
     s
 }
 
+/// A name as it may be shown in a terminal, a report or a test name: control
+/// characters (newlines, tabs, ANSI escapes), bidirectional overrides and
+/// other invisible format characters are written as escapes (`\n`, `\t`,
+/// `\u{202e}`), and a backslash as `\\`, so one name is one line that
+/// reads as what it is. Text without such characters is returned as is.
+pub fn escape(name: &str) -> std::borrow::Cow<'_, str> {
+    if !name.chars().any(needs_escape) {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let mut out = String::with_capacity(name.len() + 8);
+    for c in name.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if needs_escape(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Whether [`escape`] rewrites a character. A backslash alone does not make
+/// a name need escaping; it is doubled only when something else is escaped.
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{200b}'..='\u{200f}' // zero-width, LRM, RLM
+            | '\u{202a}'..='\u{202e}' // embeddings and overrides
+            | '\u{2060}'..='\u{2069}' // word joiner, isolates
+            | '\u{061c}' // Arabic letter mark
+            | '\u{feff}' // BOM / zero-width no-break space
+            | '\u{2028}' | '\u{2029}' // line and paragraph separators
+        )
+}
+
 /// Lowercase words joined by `_`: `503 twice on A` → `503_twice_on_a`.
 pub fn slug(text: &str) -> String {
     let mut out = String::new();
@@ -58,5 +95,16 @@ mod tests {
             route_var("FAULTMATRIX_URL_", "openai-primary"),
             "FAULTMATRIX_URL_OPENAI_PRIMARY"
         );
+    }
+
+    #[test]
+    fn names_are_escaped_for_display() {
+        assert!(matches!(escape("503 twice"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(escape("a\nb"), "a\\nb");
+        assert_eq!(escape("x\u{1b}[31mred"), "x\\u{1b}[31mred");
+        assert_eq!(escape("abc\u{202e}fed"), "abc\\u{202e}fed");
+        assert_eq!(escape("tab\there\\"), "tab\\there\\\\");
+        assert_eq!(escape("back\\slash"), "back\\slash");
+        assert_eq!(escape("café ✓"), "café ✓");
     }
 }

@@ -5,6 +5,11 @@
 //! where every node sits (line and column), which serde_yaml does not expose:
 //! the index is built lazily, when a diagnostic or a failing row needs a
 //! position, so the fast path parses each file once.
+//!
+//! In front of serde_yaml sits [`fast`], a hand-written front end for the
+//! subset matrices are written in: it deserializes straight from the text
+//! and gives up on anything else, so serde_yaml still decides every error
+//! (with its position) and every construct outside the subset.
 
 use std::collections::HashMap;
 
@@ -97,14 +102,27 @@ fn from_serde_yaml(err: serde_yaml::Error) -> YamlError {
     }
 }
 
-/// Parses text straight into a serde shape (the fast path).
+mod fast;
+
+/// Parses text straight into a serde shape (the fast path): the fast front
+/// end first, serde_yaml when the text is outside its subset or does not
+/// fit `T` (the error, with its position, is always serde_yaml's).
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
+    match fast::from_str(text) {
+        Some(t) => Ok(t),
+        None => from_str_reference(text),
+    }
+}
+
+/// Parses text with serde_yaml alone: the reference the fast front end is
+/// tested and benchmarked against.
+pub fn from_str_reference<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
     serde_yaml::from_str(text).map_err(from_serde_yaml)
 }
 
 /// Parses text into an untyped value (only syntax errors fail here).
 pub fn parse_value(text: &str) -> Result<Value, YamlError> {
-    serde_yaml::from_str(text).map_err(from_serde_yaml)
+    from_str(text)
 }
 
 /// Deserializes one node, reporting the path of the first error inside it.

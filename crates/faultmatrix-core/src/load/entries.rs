@@ -11,6 +11,13 @@ use crate::base::yaml::{self, Seg, Value};
 use crate::model::registry::Registry;
 use crate::model::{Answer, Entry, Repeat, ScriptedResponse, SseItem, StreamSpec};
 
+/// The largest `repeat` count (1,000,000): with [`MAX_ENTRIES`] the
+/// answers of a route stay countable in a `u32`.
+pub const MAX_REPEAT: u32 = 1_000_000;
+
+/// The most entries a route's script may list (1,000).
+pub const MAX_ENTRIES: usize = 1_000;
+
 pub(crate) const ENTRY_WORDS: [&str; 5] = ["timeout", "reset", "malformed", "truncated", "ok"];
 
 pub(crate) fn script_entries(
@@ -21,6 +28,13 @@ pub(crate) fn script_entries(
 ) -> Vec<Entry> {
     match v {
         Value::Sequence(items) => {
+            if items.len() > MAX_ENTRIES {
+                cx.error(
+                    path,
+                    format!("this script has {} entries: the limit is {MAX_ENTRIES} per route (use `repeat` for runs of the same answer)", items.len()),
+                );
+                return Vec::new();
+            }
             let mut out = Vec::new();
             for (i, item) in items.iter().enumerate() {
                 let p = child(path, Seg::Index(i));
@@ -166,9 +180,16 @@ pub(crate) fn entry(
                 None => Repeat::Times(1),
                 Some(Value::String(s)) if s == "forever" => Repeat::Forever,
                 Some(Value::Number(n))
-                    if n.as_u64().is_some_and(|n| n >= 1 && n <= u32::MAX as u64) =>
+                    if n.as_u64().is_some_and(|n| n >= 1 && n <= MAX_REPEAT as u64) =>
                 {
                     Repeat::Times(n.as_u64().expect("checked") as u32)
+                }
+                Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n > MAX_REPEAT as u64) => {
+                    cx.error(
+                        &child(path, key("repeat")),
+                        format!("`repeat: {n}` is above the limit of {MAX_REPEAT}: write `forever` for an answer that never runs out"),
+                    );
+                    Repeat::Times(1)
                 }
                 Some(_) => {
                     cx.error(

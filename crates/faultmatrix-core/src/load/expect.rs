@@ -143,6 +143,15 @@ pub(crate) fn validate_expect(
     }
     if let Some(e) = &raw.error {
         asserted = true;
+        if e.request_id.is_none() && e.code.is_none() && e.attempts.is_none() && e.max_len.is_none()
+        {
+            // `error: {}` or `error: { attempts: null }` would pass whatever
+            // the final error is.
+            cx.error(
+                &child(&path, key("error")),
+                "`error` asserts nothing: give at least one of `code`, `attempts`, `request_id` or `max_len`",
+            );
+        }
         if let Some(code) = &e.code {
             check_code(
                 cx,

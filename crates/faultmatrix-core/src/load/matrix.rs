@@ -134,6 +134,8 @@ struct FastMatrix {
     defaults: Option<RawSettings>,
     #[serde(default)]
     tapes: Option<Value>,
+    #[serde(default)]
+    clock: Option<super::clock::RawClock>,
     rows: Vec<RawRow>,
 }
 
@@ -146,6 +148,7 @@ impl FastMatrix {
             registry: self.registry,
             defaults: self.defaults,
             tapes: self.tapes,
+            clock: self.clock,
             rows: Vec::new(),
         };
         (raw, Some(self.rows))
@@ -310,10 +313,27 @@ fn load_inner(
         }
     };
 
+    if let Some(names) = built.as_ref().and_then(|b| b.routes.as_deref()) {
+        let place = if command.is_some() {
+            RoutesAt::Command
+        } else if sut_name == "reference" {
+            RoutesAt::Policy
+        } else {
+            RoutesAt::System
+        };
+        check_route_names(cx, names, place);
+    }
+
     // Defaults.
     let mut base = Settings::default();
     if let Some(d) = &raw.defaults {
         apply_settings(cx, &mut base, d, &[key("defaults")]);
+    }
+    if let Some(wall) = raw.clock.as_ref().and_then(|c| c.wall.as_deref()) {
+        match super::clock::parse_wall(wall) {
+            Ok(at) => base.wall = Some(at),
+            Err(e) => cx.error(&[key("clock"), key("wall")], e),
+        }
     }
 
     // Tape settings.
@@ -362,22 +382,70 @@ fn load_inner(
             let first_line = cx.pos(&[key("rows"), Seg::Index(*first), key("name")]).line;
             cx.error(
                 &child(&path, key("name")),
-                format!("duplicate row name `{}`: row names are unique in a file (first used on line {first_line})", rr.name),
+                format!("duplicate row name `{}`: row names are unique in a file (first used on line {first_line})", crate::base::label::escape(&rr.name)),
             );
         } else {
             names.insert(rr.name.clone(), i);
         }
         let (tape, record) = (rr.tape.take(), rr.record.take());
         let has_inject = rr.inject.is_some();
+        // A row's own policy keys build its own system.
+        let mut row_routes = routes.clone();
+        let mut row_system = None;
+        if let Some(over) = rr.policy.take() {
+            match (&command, systems.get(&sut_name)) {
+                (None, Some(factory)) => {
+                    match super::row_policy::build(
+                        cx,
+                        factory,
+                        raw.policy.as_ref(),
+                        &over,
+                        &path,
+                        &registry,
+                    ) {
+                        Some((s, r)) => {
+                            row_routes = r.or(row_routes);
+                            row_system = Some(s);
+                        }
+                        None => continue,
+                    }
+                }
+                (Some(_), _) => cx.error(
+                    &child(&path, key("policy")),
+                    "a command system has no `policy`: its configuration is its own (set `env` in `system:`)",
+                ),
+                (None, None) => {}
+            }
+        }
+        let row_clock = rr.clock.take();
+        let row_env: Vec<(String, String)> = match rr.env.take() {
+            Some(_) if command.is_none() => {
+                cx.error(
+                    &child(&path, key("env")),
+                    "`env` is for a command system (`system: { command: [...] }`); an in-process system takes `policy` keys per row",
+                );
+                Vec::new()
+            }
+            Some(env) => env.into_iter().collect(),
+            None => Vec::new(),
+        };
         if let Some(mut row) = validate_row(
             cx,
             rr,
             path.clone(),
             &base,
-            routes.as_deref(),
+            row_routes.as_deref(),
             &registry,
             check_stops,
         ) {
+            row.settings.system = row_system;
+            row.settings.env = row_env;
+            if let Some(wall) = row_clock.as_ref().and_then(|c| c.wall.as_deref()) {
+                match super::clock::parse_wall(wall) {
+                    Ok(at) => row.settings.wall = Some(at),
+                    Err(e) => cx.error(&child(&path, key("clock")), e),
+                }
+            }
             let place = TapePlace {
                 dir,
                 config: &tape_config,
@@ -438,6 +506,52 @@ fn load_inner(
     );
     matrix.deadline = deadline;
     Some(matrix)
+}
+
+/// Where a matrix declares its routes, for positions.
+#[derive(Clone, Copy)]
+enum RoutesAt {
+    Policy,
+    Command,
+    System,
+}
+
+/// Every route name can be written in a trace line (`A1`, `gpt4#1`) and
+/// gets its own `FAULTMATRIX_URL_<ROUTE>` variable: `a-b` and `a_b` (or `a`
+/// and `A`) would share one, and a failure over HTTP would be blamed on the
+/// wrong route.
+fn check_route_names(cx: &mut Ctx<'_>, names: &[String], at: RoutesAt) {
+    let path = |i: usize| match at {
+        RoutesAt::Policy => vec![key("policy"), key("routes"), Seg::Index(i), key("name")],
+        RoutesAt::Command => vec![key("system"), key("routes"), Seg::Index(i)],
+        RoutesAt::System => vec![key("system")],
+    };
+    let mut vars: HashMap<String, &str> = HashMap::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let writable = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !writable {
+            let shown = crate::base::label::escape(name);
+            cx.error(
+                &path(i),
+                format!("route name `{shown}` cannot be written in a trace line: use ASCII letters, digits, `-`, `_` and `.`"),
+            );
+            continue;
+        }
+        let var = crate::base::label::route_var("FAULTMATRIX_URL_", name);
+        if let Some(first) = vars.get(&var) {
+            if *first != name.as_str() {
+                cx.error(
+                    &path(i),
+                    format!("routes `{first}` and `{name}` would share the variable {var} over HTTP: rename one"),
+                );
+            }
+        } else {
+            vars.insert(var, name);
+        }
+    }
 }
 
 /// One diagnostic on the `registry:` key of a matrix whose registry does

@@ -9,6 +9,8 @@
 //! | [`ctx`] | collecting one file's diagnostics with positions |
 //! | [`matrix`] | a matrix file: fast path, slow path, registry, system, rows |
 //! | [`rows`], [`settings`], [`entries`], [`expect`] | a row, its settings, script entries, expectations |
+//! | [`clock`] | `clock:`: where a file's or row's wall clock starts |
+//! | [`row_policy`] | a row's own `policy` keys, merged over the file's |
 //! | [`trace_line`] | the grammar of an expected trace line |
 //! | [`registry`], [`cache`] | registry files, the built-in registry, parsed once per text |
 //! | [`policy`], [`systems`] | the reference system's `policy:` and systems by name |
@@ -17,6 +19,7 @@
 
 pub mod built;
 pub mod cache;
+pub mod clock;
 pub mod command;
 pub mod ctx;
 pub mod entries;
@@ -28,6 +31,7 @@ pub mod raw;
 pub mod recover;
 pub mod registry;
 pub mod requests;
+pub mod row_policy;
 pub mod rows;
 pub mod schema;
 pub mod settings;

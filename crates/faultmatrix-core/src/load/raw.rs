@@ -25,6 +25,10 @@ pub struct RawMatrix {
     #[serde(default)]
     #[schemars(with = "Option<PolicySchema>")]
     pub policy: Option<Value>,
+    /// Where every row's wall clock starts: `{ wall: 2023-09-29T12:00:00Z }`
+    /// (an HTTP-date or RFC 3339; default Sun, 06 Nov 1994 08:49:37 GMT).
+    #[serde(default)]
+    pub clock: Option<crate::load::clock::RawClock>,
     /// A reason-code registry, relative to this file (default: the built-in registry).
     #[serde(default)]
     pub registry: Option<String>,
@@ -76,9 +80,9 @@ pub struct RawSettings {
 pub struct RawRow {
     /// Unique in the file; the test is named `file.yaml::name`.
     pub name: String,
-    /// Why the row is ignored (it runs with `cargo test -- --ignored`).
+    /// `true` or a reason: the row is ignored (it runs with `cargo test -- --ignored`); `false`: it runs.
     #[serde(default)]
-    pub ignore: Option<String>,
+    pub ignore: Ignore,
     /// Words for selection: `faultmatrix run --tag X`, `cargo test -- tag:X`.
     #[serde(default)]
     pub tags: Vec<String>,
@@ -119,6 +123,18 @@ pub struct RawRow {
     #[serde(default)]
     #[schemars(with = "Option<RecordSchema>")]
     pub record: Option<Value>,
+    /// Policy keys for this row only, merged over the file's `policy`
+    /// (mappings merge key by key; any other value replaces the file's).
+    #[serde(default)]
+    #[schemars(with = "Option<PolicySchema>")]
+    pub policy: Option<Value>,
+    /// A command system's environment for this row, added over the
+    /// file's `system.env` (`${VAR}` expands as there).
+    #[serde(default)]
+    pub env: Option<std::collections::BTreeMap<String, String>>,
+    /// Where this row's wall clock starts (over the file's `clock`).
+    #[serde(default)]
+    pub clock: Option<crate::load::clock::RawClock>,
 }
 
 /// The request a row sends.
@@ -602,5 +618,61 @@ mod tests {
         assert!(raw.apply(base).unwrap_err().contains("percentage"));
         let raw: RawTolerance = serde_yaml::from_str("{ rel: -1 }").unwrap();
         assert!(raw.apply(base).unwrap_err().contains("fraction"));
+    }
+}
+
+/// A row's `ignore:`: `true`, `false`, or a reason (a non-empty string that
+/// is not a spelling of a boolean). `ignore: false` and `ignore: ""` used to
+/// ignore the row; anything but these forms is now an error.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ignore(pub Option<String>);
+
+impl<'de> Deserialize<'de> for Ignore {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Ignore;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("`true`, `false`, or a reason such as `flaky upstream, see #12`")
+            }
+            fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<Ignore, E> {
+                Ok(Ignore(b.then(|| "ignored".to_string())))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Ignore, E> {
+                Ok(Ignore(None))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Ignore, E> {
+                let t = s.trim();
+                if t.is_empty() {
+                    return Err(E::custom(
+                        "`ignore` is an empty reason: write `ignore: true`, a reason, or remove the key",
+                    ));
+                }
+                let lower = t.to_ascii_lowercase();
+                if ["true", "false", "yes", "no", "on", "off", "y", "n"].contains(&lower.as_str()) {
+                    return Err(E::custom(format!(
+                        "`ignore: \"{t}\"` is a quoted word, not a boolean: write `ignore: true`, `ignore: false`, or a reason"
+                    )));
+                }
+                Ok(Ignore(Some(t.to_string())))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for Ignore {
+    fn schema_name() -> Cow<'static, str> {
+        "Ignore".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "`true` or a reason: the row is ignored; `false` (or absent): it runs.",
+            "anyOf": [
+                { "type": "boolean" },
+                { "type": "string", "minLength": 1, "not": { "pattern": "^\\s*([Tt]rue|[Ff]alse|[Yy]es|[Nn]o|[Oo]n|[Oo]ff|[YyNn])\\s*$" } },
+                { "type": "null" }
+            ]
+        })
     }
 }

@@ -96,6 +96,10 @@ pub(crate) fn row_tape(
     }
 }
 
+/// The longest row name, in characters (a row name is a test name; test
+/// printers choke on names of 64 KiB).
+pub const MAX_ROW_NAME_CHARS: usize = 1000;
+
 pub(crate) fn validate_row(
     cx: &mut Ctx<'_>,
     rr: RawRow,
@@ -108,6 +112,13 @@ pub(crate) fn validate_row(
     let before = cx.diags.len();
     if rr.name.trim().is_empty() {
         cx.error(&child(&path, key("name")), "row name is empty");
+    }
+    let chars = rr.name.chars().count();
+    if chars > MAX_ROW_NAME_CHARS {
+        cx.error(
+            &child(&path, key("name")),
+            format!("row name is {chars} characters long: the limit is {MAX_ROW_NAME_CHARS} (it names a test)"),
+        );
     }
     if rr.name.contains("::") {
         cx.error(
@@ -184,7 +195,7 @@ pub(crate) fn validate_row(
     Some(Row {
         name: rr.name,
         path,
-        ignore: rr.ignore,
+        ignore: rr.ignore.0,
         tags: rr.tags,
         script: Script::Inject(inject),
         settings,

@@ -123,8 +123,12 @@ impl Matrix {
         format!("{}:{}:{}", self.file, p.line, p.col)
     }
 
-    /// The stable test id of a row: `path/of/file.yaml::row name`.
+    /// The stable test id of a row: `path/of/file.yaml::row name`, with
+    /// control and bidi characters escaped ([`crate::base::label::escape`]).
     pub fn row_id(&self, row: &Row) -> String {
-        format!("{}::{}", self.file, row.name)
+        // Escaped: a newline, an ANSI escape or a bidi override in a name
+        // would split or disguise the test name in every report.
+        use crate::base::label::escape;
+        format!("{}::{}", escape(&self.file), escape(&row.name))
     }
 }

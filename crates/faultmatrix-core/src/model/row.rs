@@ -73,6 +73,32 @@ pub struct Settings {
     pub max_calls: u32,
     /// How far real waits may be from expected ones (over the wire only).
     pub tolerance: Tolerance,
+    /// The system built from the row's own `policy` keys merged over the
+    /// file's, when the row has some.
+    pub system: Option<RowSystem>,
+    /// A command system's environment for this row, added after the
+    /// file's `system.env`.
+    pub env: Vec<(String, String)>,
+    /// Where the row's wall clock starts (`clock.wall`); default RFC
+    /// 9110's example date.
+    pub wall: Option<std::time::SystemTime>,
+}
+
+/// A system built for one row (its `policy` merged over the file's).
+#[derive(Clone)]
+pub struct RowSystem {
+    /// The system.
+    pub system: std::sync::Arc<dyn crate::contracts::system::System>,
+    /// The deadline it applies, when it has one.
+    pub deadline: Option<Duration>,
+}
+
+impl std::fmt::Debug for RowSystem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowSystem")
+            .field("deadline", &self.deadline)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Settings {
@@ -88,6 +114,9 @@ impl Default for Settings {
             budget: Duration::from_secs(3600),
             max_calls: 100,
             tolerance: Tolerance::default(),
+            system: None,
+            env: Vec::new(),
+            wall: None,
         }
     }
 }

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# The performance benchmark of issue 15 (figures in docs/running.md).
+#
+#   bash bench/perf.sh              # every part below, in order
+#   bash bench/perf.sh count        # instructions per row and per phase (callgrind)
+#   bash bench/perf.sh frontends    # the in-process alternatives, counted (callgrind)
+#   bash bench/perf.sh memory       # wall and peak memory: 10k, 100k, 1M rows, one 100k-row file
+#   bash bench/perf.sh wire         # over the wire, per row, at 100 / 500 / 2000 rows a file
+#   bash bench/perf.sh nextest      # cargo nextest, per test, debug profile
+#   bash bench/perf.sh peer         # the wiremock-rs way (bench/peer, via bench/seam.sh)
+#
+# Instruction counts come from valgrind --tool=callgrind, so they hold on a
+# loaded machine; every ratio is taken between figures of the same run.
+# Wall times (memory, wire, nextest) are for orientation only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=target/perf
+mkdir -p "$out"
+cli=target/release/faultmatrix
+gen=target/release/examples/gen_matrices
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(count frontends memory wire nextest peer)
+
+need_release() {
+  cargo build --release --quiet --bin faultmatrix --example gen_matrices --example frontends
+}
+
+tree() { # files rows -> prints the directory (generated once)
+  local dir="$out/tree-$1x$2"
+  [ -d "$dir" ] || "$gen" "$dir" "$1" "$2" > /dev/null
+  echo "$dir"
+}
+
+# Total instructions (Ir) of a callgrind run of a command.
+ir() { # outfile command...
+  local f=$1; shift
+  valgrind --tool=callgrind --callgrind-out-file="$f" "$@" > /dev/null 2>&1 || true
+  awk '/^(summary|totals):/ {print $2; exit}' "$f"
+}
+
+# Inclusive instructions of the first function whose name contains $2.
+incl() { # outfile pattern
+  callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null \
+    | awk -v pat="$2" 'index($0, pat) {gsub(",", "", $1); print $1; exit}'
+}
+
+per() { # total rows -> per row, integer
+  python3 -c "print(round(${1:-0} / $2))"
+}
+
+count() {
+  echo "== instructions per in-process row (release CLI, callgrind, one thread)"
+  local small big
+  small=$(tree 2 100)
+  big=$(tree 12 100)
+  local a b
+  a=$(ir "$out/cg-small.out" "$cli" run --quiet --threads 1 "$small")
+  b=$(ir "$out/cg-big.out" "$cli" run --quiet --threads 1 "$big")
+  local rows=1000
+  echo "total: $(per $((b - a)) $rows) instructions/row (1,200 rows minus 200 rows, over 1,000)"
+  for phase in "load (read + parse + validate):faultmatrix::engine::discover::load_one" \
+    "  of which YAML front end:faultmatrix_core::base::yaml::from_str" \
+    "run (execute the row):faultmatrix::exec::run::run_row_with" \
+    "judge (verdict):faultmatrix::verdict::judge"; do
+    local label=${phase%%:*} pat=${phase#*:}
+    local x y
+    x=$(incl "$out/cg-small.out" "$pat")
+    y=$(incl "$out/cg-big.out" "$pat")
+    if [ -n "$x" ] && [ -n "$y" ]; then
+      echo "$label: $(per $((y - x)) $rows)"
+    else
+      echo "$label: (function $pat not found in the profile)"
+    fi
+  done
+  echo "(the whole profile: callgrind_annotate --inclusive=yes $out/cg-big.out)"
+}
+
+frontends() {
+  echo "== in-process alternatives (instructions per row, callgrind, 200 rows x 5)"
+  local rows=200 rep=5 base
+  base=$(ir "$out/fe-text.out" target/release/examples/frontends text $rows $rep)
+  for mode in serde_yaml value-then-typed yaml-rust2-events fast load runtime; do
+    local n
+    n=$(ir "$out/fe-$mode.out" target/release/examples/frontends "$mode" $rows $rep)
+    echo "$mode: $(per $((n - base)) $((rows * rep)))"
+  done
+}
+
+measure() { # label command... -> wall and peak memory (GNU time)
+  local label=$1; shift
+  /usr/bin/time -v -o "$out/time.txt" "$@" > "$out/stdout.txt" 2>&1 || true
+  local wall kb
+  wall=$(grep 'Elapsed (wall' "$out/time.txt" | awk '{print $NF}')
+  kb=$(grep 'Maximum resident' "$out/time.txt" | awk '{print $NF}')
+  echo "$label: wall $wall, peak $((kb / 1024)) MiB; $(tail -1 "$out/stdout.txt")"
+}
+
+memory() {
+  echo "== wall and peak memory (release CLI, all cores)"
+  measure "10k rows (100 files x 100)" "$cli" run --quiet "$(tree 100 100)"
+  measure "100k rows (1,000 files x 100)" "$cli" run --quiet "$(tree 1000 100)"
+  measure "1M rows (10,000 files x 100)" "$cli" run --quiet "$(tree 10000 100)"
+  measure "one 100k-row file: run" "$cli" run --quiet "$(tree 1 100000)"
+  measure "one 100k-row file: list" "$cli" list "$(tree 1 100000)"
+  cargo test --release --quiet --test matrices --no-run 2> /dev/null
+  local harness
+  harness=$(ls -t target/release/deps/matrices-* | grep -v '\.d$' | awk 'NR == 1')
+  measure "harness, 10k rows" env FAULTMATRIX_MATRICES="$(tree 100 100)" "$harness" --quiet
+  measure "harness, 100k rows" env FAULTMATRIX_MATRICES="$(tree 1000 100)" "$harness" --quiet
+}
+
+# A file of N zero-backoff rows against the reference system; the first
+# ten carry the tag `sample`, so every file runs the same ten rows.
+wire_file() { # rows -> path
+  local f="$out/wire-$1.yaml"
+  [ -f "$f" ] || python3 - "$1" "$f" <<'PY'
+import sys
+n, path = int(sys.argv[1]), sys.argv[2]
+out = ["title: wire bench", "policy:", "  routes:", "    - { name: A, attempts: 2 }",
+       "    - { name: B, attempts: 2 }", "  backoff: { initial: 0s, factor: 2, cap: 0s }", "rows:"]
+for r in range(n):
+    out.append(f"  - name: row {r}")
+    if r < 10:
+        out.append("    tags: [sample]")
+    out += ["    inject:", "      A: [503, 503]", "      B: [200]", "    expect:", "      trace: |",
+            "        A1 503 UPSTREAM_UNAVAILABLE retry", "        A2 503 UPSTREAM_UNAVAILABLE switch",
+            "        B1 200 return", "      stop: success"]
+open(path, "w").write("\n".join(out) + "\n")
+PY
+  echo "$f"
+}
+
+wire() {
+  echo "== over the wire: ten rows of a file, real HTTP, one thread (wall per row)"
+  for n in 100 500 2000; do
+    local f t0 t1
+    f=$(wire_file "$n")
+    t0=$(date +%s%N)
+    "$cli" run --quiet --over-http --threads 1 --tag sample "$f" > "$out/stdout.txt" 2>&1 || true
+    t1=$(date +%s%N)
+    echo "$n rows a file: $(python3 -c "print(round(($t1 - $t0) / 10 / 1e6, 2))") ms/row; $(tail -1 "$out/stdout.txt")"
+  done
+}
+
+nextest() {
+  echo "== cargo nextest, debug profile, the 100 rows of one file (wall per test)"
+  if ! command -v cargo-nextest > /dev/null; then
+    echo "cargo-nextest is not installed"
+    return
+  fi
+  local dir
+  dir=$(tree 1 100)
+  cargo test --quiet --test matrices --no-run 2> /dev/null
+  local t0 t1
+  t0=$(date +%s%N)
+  FAULTMATRIX_MATRICES="$dir" cargo nextest run --test matrices --no-fail-fast -j 1 \
+    > "$out/nextest.txt" 2>&1 || true
+  t1=$(date +%s%N)
+  local tests
+  tests=$(grep -cE '^\s+PASS' "$out/nextest.txt" || true)
+  echo "$tests tests passed; $(python3 -c "print(round(($t1 - $t0) / max($tests, 1) / 1e6, 1))") ms/test (cargo's own start-up included)"
+}
+
+peer() {
+  echo "== the wiremock-rs way (bench/peer, issue 11), counted in one run with the reference system"
+  if [ ! -f bench/peer/Cargo.toml ]; then
+    echo "peer not built yet (bench/peer is issue 11's); no ratio to report"
+    return
+  fi
+  # bench/seam.sh builds the peer crate and prints instructions per row for
+  # the reference system, the HTTP seam and the wiremock-rs way, with ratios.
+  bash bench/seam.sh
+}
+
+need_release
+for p in "${parts[@]}"; do
+  case "$p" in
+    count | frontends | memory | wire | nextest | peer) "$p" ;;
+    *) echo "unknown part $p (count, frontends, memory, wire, nextest, peer)" >&2; exit 2 ;;
+  esac
+done
