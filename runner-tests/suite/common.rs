@@ -12,8 +12,10 @@ pub use paths::{bin, workspace};
 /// exit code (`-1` when killed by a signal), stdout and stderr.
 ///
 /// The variables that switch the CLI's modes (`FAULTMATRIX_RECORD`,
-/// `FAULTMATRIX_BLESS`, `FAULTMATRIX_PROGRESS`) are removed so that a
-/// developer's shell cannot change a test's outcome; pass them in `env`.
+/// `FAULTMATRIX_BLESS`, `FAULTMATRIX_PROGRESS`, and `CI`/`GITHUB_ACTIONS`,
+/// which refuse blessing and change reports) are removed so that neither a
+/// developer's shell nor the CI job running the tests can change a test's
+/// outcome; a test about CI passes them in `env`.
 pub fn cli_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let mut cmd = Command::new(bin());
     cmd.args(args).current_dir(dir);
@@ -21,6 +23,8 @@ pub fn cli_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String,
         "FAULTMATRIX_RECORD",
         "FAULTMATRIX_BLESS",
         "FAULTMATRIX_PROGRESS",
+        "CI",
+        "GITHUB_ACTIONS",
     ] {
         cmd.env_remove(var);
     }
