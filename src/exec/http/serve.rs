@@ -279,22 +279,7 @@ async fn read_request<S: Conn>(
 
 /// The request as the transport and the trace see it.
 fn to_request(ctx: &RowContext, route: &str, head: &Head, body: &[u8]) -> Request {
-    let mut headers: Vec<(String, String)> = head
-        .headers
-        .iter()
-        .filter(|(k, _)| !crate::base::redact::is_credential_header(k))
-        .map(|(k, v)| {
-            let mut v = v.clone();
-            if v.len() > MAX_VALUE {
-                let mut cut = MAX_VALUE;
-                while !v.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                v.truncate(cut);
-            }
-            (k.to_ascii_lowercase(), v)
-        })
-        .collect();
+    let mut headers = crate::exec::wire::server::observed_headers(head);
     let get = |name: &str| {
         headers
             .iter()

@@ -270,9 +270,11 @@ impl FixtureServer {
     }
 }
 
-pub(crate) fn observe(head: &Head, body: &[u8]) -> (Vec<(String, String)>, Option<String>, bool) {
-    let headers = head
-        .headers
+/// A request's headers as observations keep them: credentials dropped,
+/// names lower-cased, values cut at [`MAX_VALUE`] bytes (on a character
+/// boundary). Shared with the in-process HTTP seam.
+pub(crate) fn observed_headers(head: &Head) -> Vec<(String, String)> {
+    head.headers
         .iter()
         .filter(|(k, _)| !crate::base::redact::is_credential_header(k))
         .map(|(k, v)| {
@@ -286,7 +288,11 @@ pub(crate) fn observe(head: &Head, body: &[u8]) -> (Vec<(String, String)>, Optio
             }
             (k.to_ascii_lowercase(), v)
         })
-        .collect();
+        .collect()
+}
+
+pub(crate) fn observe(head: &Head, body: &[u8]) -> (Vec<(String, String)>, Option<String>, bool) {
+    let headers = observed_headers(head);
     let json: Option<serde_json::Value> = serde_json::from_slice(body).ok();
     let model = json
         .as_ref()
