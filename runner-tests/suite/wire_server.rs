@@ -579,3 +579,163 @@ fn wire_matrices_validate_against_the_shipped_schema() {
     });
     assert!(!v.is_valid(&bad));
 }
+
+/// Sends `bytes` and keeps the connection open (no half-close): an answer
+/// that comes must come from what was sent, not from the end of input.
+async fn answer_while_open(addr: std::net::SocketAddr, bytes: &[u8]) -> String {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(bytes).await.unwrap();
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn limited(
+    head_timeout: Duration,
+    max_connections: usize,
+) -> faultmatrix::exec::wire::server::Limits {
+    faultmatrix::exec::wire::server::Limits {
+        head_timeout,
+        max_connections,
+    }
+}
+
+#[tokio::test]
+async fn bare_lf_and_http09_requests_get_400_at_once() {
+    let server = FixtureServer::start(&script("A", vec![status(200, "{}")]), 100)
+        .await
+        .unwrap();
+    let addr = server.listeners()[0].addr;
+    // None of these ends its head with CRLF CRLF: each is refused on the
+    // line that shows the problem, with the connection still open.
+    for input in [
+        &b"GET /\r\n"[..],
+        b"GET / HTTP/1.1\nHost: x\n\n",
+        b"GET / HTTP/1.1\r\nHost: x\n",
+        b"\nGET / HTTP/1.1\r\n",
+        b"GET / HTTP/1.1\rHost: x",
+    ] {
+        let got = answer_while_open(addr, input).await;
+        assert!(
+            got.starts_with("HTTP/1.1 400"),
+            "{:?}: {got:?}",
+            String::from_utf8_lossy(input)
+        );
+    }
+    let report = server.finish(&[]);
+    assert_eq!(report.rejected, 5);
+    assert!(report.calls.is_empty());
+}
+
+#[tokio::test]
+async fn blank_lines_before_a_request_count_toward_the_head_limit() {
+    let server = FixtureServer::start(&script("A", vec![status(200, "{}")]), 100)
+        .await
+        .unwrap();
+    let addr = server.listeners()[0].addr;
+    // 18,000 bytes of blank lines and then a valid request: over 16 KiB.
+    let mut input = "\r\n".repeat(9000).into_bytes();
+    input.extend_from_slice(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let got = answer_while_open(addr, &input).await;
+    assert!(got.starts_with("HTTP/1.1 431"), "{got:?}");
+    // A few blank lines before a request are tolerated (RFC 9112 §2.2).
+    let got = raw(addr, b"\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    assert!(got.starts_with("HTTP/1.1 200"), "{got:?}");
+}
+
+#[tokio::test]
+async fn a_head_not_complete_in_time_gets_408_and_idle_sockets_are_closed() {
+    use faultmatrix::exec::wire::server::ServerOptions;
+    let options = ServerOptions {
+        max_calls: 100,
+        ..ServerOptions::default()
+    };
+    let entries = vec![status(200, "{}"), status(201, "{}")];
+    let server = FixtureServer::start_limited(
+        &script("A", entries),
+        options,
+        limited(Duration::from_millis(300), 16),
+    )
+    .await
+    .unwrap();
+    let addr = server.listeners()[0].addr;
+    // Half a head, then nothing: 408 once the head timeout passes.
+    let got = answer_while_open(addr, b"GET / HTTP/1.1\r\nHost: x\r\n").await;
+    assert!(got.starts_with("HTTP/1.1 408"), "{got:?}");
+    // A connection that sends nothing is closed without an answer.
+    let got = answer_while_open(addr, b"").await;
+    assert_eq!(got, "");
+    // A kept-alive connection idle between requests is not timed: the
+    // second request, sent after more than the head timeout, is answered.
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        buf[..n].starts_with(b"HTTP/1.1 201"),
+        "{:?}",
+        String::from_utf8_lossy(&buf[..n])
+    );
+    let report = server.finish(&["A".into()]);
+    assert_eq!(
+        report.rejected, 1,
+        "only the half head was a rejected request"
+    );
+    assert_eq!(report.calls.len(), 2);
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+}
+
+#[tokio::test]
+async fn connections_beyond_the_cap_get_503_until_one_closes() {
+    use faultmatrix::exec::wire::server::ServerOptions;
+    let options = ServerOptions {
+        max_calls: 100,
+        ..ServerOptions::default()
+    };
+    let server = FixtureServer::start_limited(
+        &script("A", vec![status(200, "{}")]),
+        options,
+        limited(Duration::from_secs(30), 3),
+    )
+    .await
+    .unwrap();
+    let addr = server.listeners()[0].addr;
+    let mut open = Vec::new();
+    for _ in 0..3 {
+        open.push(TcpStream::connect(addr).await.unwrap());
+    }
+    let got = raw(addr, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    assert!(got.starts_with("HTTP/1.1 503"), "{got:?}");
+    assert!(got.contains("too many open connections"), "{got:?}");
+    // One closes: a new connection is served (the permit comes back as
+    // soon as the server sees the close; bounded retries).
+    drop(open.pop());
+    let mut served = None;
+    for _ in 0..100 {
+        let got = raw(addr, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").await;
+        if !got.starts_with("HTTP/1.1 503") {
+            served = Some(got);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let served = served.expect("a connection is served after one closed");
+    assert!(served.starts_with("HTTP/1.1 200"), "{served:?}");
+    let report = server.finish(&["A".into()]);
+    assert_eq!(report.calls.len(), 1);
+    assert!(report.rejected >= 1);
+}
