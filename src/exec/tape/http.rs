@@ -195,7 +195,7 @@ fn read_chunked<R: Read>(r: &mut BufReader<R>) -> (Vec<u8>, bool) {
             Ok(_) => {}
         }
         let size_text = line.trim().split(';').next().unwrap_or("");
-        let Ok(size) = usize::from_str_radix(size_text, 16) else {
+        let Ok(size) = u64::from_str_radix(size_text, 16) else {
             return (out, false);
         };
         if size == 0 {
@@ -210,11 +210,13 @@ fn read_chunked<R: Read>(r: &mut BufReader<R>) -> (Vec<u8>, bool) {
                 }
             }
         }
-        let mut chunk = vec![0; size];
-        if let Err(_e) = r.read_exact(&mut chunk) {
-            return (out, false);
+        // The size is the upstream's word, never an allocation: read what
+        // actually arrives.
+        let want = size;
+        match r.by_ref().take(want).read_to_end(&mut out) {
+            Ok(n) if n as u64 == want => {}
+            _ => return (out, false),
         }
-        out.extend_from_slice(&chunk);
         let mut crlf = [0u8; 2];
         if r.read_exact(&mut crlf).is_err() {
             return (out, false);
@@ -263,6 +265,25 @@ mod tests {
         );
         assert_eq!(
             read_response(BufReader::new("".as_bytes())),
+            Received::Fault(Fault::Reset)
+        );
+    }
+
+    #[test]
+    fn a_chunk_size_is_never_allocated_up_front() {
+        // Once a capacity overflow panic; then a 2 GiB allocation.
+        for size in ["ffffffffffffffff", "7fffffff", "fffffffffff"] {
+            let raw = format!("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n{size}\r\nabc");
+            assert_eq!(
+                read_response(BufReader::new(raw.as_bytes())),
+                Received::Fault(Fault::Reset),
+                "{size}"
+            );
+        }
+        // A chunk size beyond u64 is not a size: the body ends there.
+        let raw = "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1ffffffffffffffff\r\nabc";
+        assert_eq!(
+            read_response(BufReader::new(raw.as_bytes())),
             Received::Fault(Fault::Reset)
         );
     }
