@@ -15,6 +15,7 @@ mod diagnostics;
 mod docs;
 mod explore;
 mod friction;
+mod fuzz_regressions;
 mod hardening;
 mod html_browser;
 mod http_seam;

@@ -3,6 +3,7 @@
 //! recording, the fixture server and command systems over the wire, and
 //! the observed trace.
 
+pub mod fuzz;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod observation;
