@@ -447,6 +447,12 @@ impl Chunked {
                 // Trailers: skip lines up to the blank one.
                 let after = &rest[nl + 2..];
                 let Some(end) = after.windows(2).position(|w| w == b"\r\n") else {
+                    if after.len() > MAX_HEAD {
+                        return Err(HttpError {
+                            status: 431,
+                            message: "chunked trailers too large",
+                        });
+                    }
                     return Ok((pos, false));
                 };
                 if end == 0 {
@@ -455,8 +461,22 @@ impl Chunked {
                     break;
                 }
                 let Some(t_end) = find_end(after) else {
+                    // Trailers are a head: bounded like one, or a client
+                    // could keep the server buffering forever.
+                    if after.len() > MAX_HEAD {
+                        return Err(HttpError {
+                            status: 431,
+                            message: "chunked trailers too large",
+                        });
+                    }
                     return Ok((pos, false));
                 };
+                if t_end > MAX_HEAD {
+                    return Err(HttpError {
+                        status: 431,
+                        message: "chunked trailers too large",
+                    });
+                }
                 pos += nl + 2 + t_end;
                 self.done = true;
                 break;
@@ -732,6 +752,11 @@ mod tests {
         assert_eq!(c.feed(b"10\r\n", 4).unwrap_err().status, 413);
         let mut c = Chunked::default();
         assert_eq!(c.feed(b"2\r\nabXY", 100).unwrap_err().status, 400);
+        // Trailers without an end are bounded like a head.
+        let mut endless = b"0\r\nX-Trailer: ".to_vec();
+        endless.extend(std::iter::repeat_n(b'a', MAX_HEAD + 1));
+        let mut c = Chunked::default();
+        assert_eq!(c.feed(&endless, MAX_BODY).unwrap_err().status, 431);
     }
 
     #[test]
