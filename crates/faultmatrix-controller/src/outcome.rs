@@ -73,6 +73,9 @@ pub struct FinalError {
     pub attempts: Vec<AttemptNote>,
     /// Attempts left out of `attempts` because of the bound.
     pub omitted: usize,
+    /// Output delivered to the caller before the failure (the data of a
+    /// stream that broke or stalled part-way), if any.
+    pub output: Option<String>,
 }
 
 impl FinalError {

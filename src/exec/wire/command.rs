@@ -598,6 +598,7 @@ pub(super) fn observation(matrix: &Matrix, row: &Row, request_id: String, ran: R
                     request_id: r.request_id,
                     attempts: Vec::new(),
                     omitted: 0,
+                    output: r.output,
                 };
                 for a in &r.attempts {
                     if let Some(n) = attempt_note(a) {

@@ -77,6 +77,7 @@ pub fn default_final_error(request_id: &str, calls: &[ClassifiedCall]) -> FinalE
         request_id: Some(request_id.to_string()),
         attempts: Vec::new(),
         omitted: 0,
+        output: None,
     };
     for c in calls {
         err.push_attempt(AttemptNote {
