@@ -397,3 +397,32 @@ rows:
         "{msg}"
     );
 }
+
+#[test]
+fn a_stream_pause_reaches_reqwest_on_the_virtual_clock() {
+    // reqwest's timeout (5s) covers the body: a 2s stall is waited out, a
+    // 30s stall trips it; the seam sees the client go away mid-pause.
+    let log: Log = Arc::default();
+    let yaml = r#"title: t
+system: probe
+rows:
+  - name: stalls
+    inject:
+      A:
+        - { status: 200, stream: { events: [{ data: a }, { data: b, delay: 2s }] } }
+        - { status: 200, stream: { events: [{ data: a }, { data: b, delay: 30s }] } }
+    expect:
+      trace: |
+        A1 200 retry at=0s
+        A2 timeout TIMEOUT return at=2s
+      elapsed: 7s
+"#;
+    let v = run_rows(yaml, &probe(2, log.clone()));
+    assert_eq!(v[0], Ok(()), "{}", v[0].clone().unwrap_err());
+    let seen = log.lock().unwrap().clone();
+    let want = [
+        "200 retry-after=- body=\"data: a\\n\\ndata: b\\n\\n\" after=2s",
+        "200 body error: timeout after=5s",
+    ];
+    assert_eq!(seen, want);
+}

@@ -213,6 +213,10 @@ impl StreamObserver for Observer {
     fn abandoned(&mut self) {
         self.t.set_end(self.idx, None);
     }
+    fn abandoned_in_pause(&mut self) {
+        // The stream stalled and the client's read gave up: a timeout.
+        self.t.set_end(self.idx, Some(Outcome::Timeout));
+    }
 }
 
 impl Transport for Scripted {
@@ -324,6 +328,7 @@ impl Transport for Scripted {
                                 data_events: 0,
                             };
                             let stream = EventStream::new(spec.items, spec.breaks)
+                                .with_pauses(spec.pauses)
                                 .observed(Box::new(observer));
                             Ok(Response {
                                 status: r.status,

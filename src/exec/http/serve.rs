@@ -14,6 +14,7 @@
 //! | malformed | bytes that are not an HTTP response, then close |
 //! | truncated | a 200 head promising twice the body that follows, then close |
 //! | event stream | `text/event-stream`, chunked, one chunk per item, comments kept; a break closes without the last chunk |
+//! | a stream's `delay` | nothing is sent for that virtual time; a client that closes meanwhile timed out |
 //!
 //! Requests are read with the fixture server's parser (same limits: heads
 //! over 16 KiB, bodies over 1 MiB are answered 431/413 and consume no
@@ -412,7 +413,25 @@ async fn serve_conn<S: Conn>(inner: Arc<Inner>, route: Arc<str>, mut sock: S) {
                     .is_ok();
                 let mut broken = false;
                 while ok {
-                    match events.next().await {
+                    // A client that gives up during a scripted pause (its
+                    // read timed out) closes the connection meanwhile.
+                    let next = tokio::select! {
+                        n = events.next() => Some(n),
+                        _ = until_closed(&mut sock) => None,
+                    };
+                    let Some(next) = next else {
+                        let stalled = events.stalled();
+                        drop(events);
+                        return row.note(
+                            idx,
+                            if stalled {
+                                SeenOutcome::Timeout
+                            } else {
+                                SeenOutcome::Broken
+                            },
+                        );
+                    };
+                    match next {
                         Some(Ok(item)) => {
                             ok = sock.write_all(&http::sse_chunk(&item)).await.is_ok()
                         }

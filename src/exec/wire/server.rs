@@ -16,6 +16,7 @@
 //! | `malformed` | bytes that are not an HTTP response, then the connection is closed |
 //! | `truncated` | a 200 head promising twice the body that follows, then the connection is closed (observed as `malformed`) |
 //! | stream | `text/event-stream`, chunked; each item a chunk; comment lines kept; a break closes the connection without the last chunk |
+//! | a stream's `delay` | nothing is sent for that time; a client that closes meanwhile is a `timeout` |
 //!
 //! A call beyond the script is answered `500` with `x-should-retry: false`,
 //! recorded as a failure, and signalled so the runner can stop the client.
@@ -331,6 +332,19 @@ async fn until_closed(sock: &mut TcpStream) {
     }
 }
 
+/// A stream's scripted pause: false when the client closed meanwhile (its
+/// read timed out).
+async fn pause(sock: &mut TcpStream, pause: Duration) -> bool {
+    if pause.is_zero() {
+        return true;
+    }
+    let _ = sock.flush().await;
+    tokio::select! {
+        _ = tokio::time::sleep(pause) => true,
+        _ = until_closed(sock) => false,
+    }
+}
+
 async fn reject(shared: &Shared, mut sock: TcpStream, e: HttpError) {
     shared.lock().rejected += 1;
     let body = format!(
@@ -566,9 +580,13 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
                         .await
                         .is_ok();
                     let mut data_events = 0;
-                    for item in &spec.items {
+                    for (i, item) in spec.items.iter().enumerate() {
                         if !ok {
                             break;
+                        }
+                        if !pause(&mut sock, spec.pause_before(i)).await {
+                            shared.end(idx, Outcome::Timeout);
+                            return;
                         }
                         ok = sock.write_all(&http::sse_chunk(item)).await.is_ok();
                         if ok && matches!(item, SseItem::Event { .. }) {
@@ -576,6 +594,10 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
                         }
                     }
                     let _ = sock.flush().await;
+                    if ok && !pause(&mut sock, spec.pause_before(spec.items.len())).await {
+                        shared.end(idx, Outcome::Timeout);
+                        return;
+                    }
                     if spec.breaks || !ok {
                         shared.end(idx, Outcome::Broken { data_events });
                         let _ = sock.shutdown().await;

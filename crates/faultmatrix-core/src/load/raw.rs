@@ -297,6 +297,10 @@ pub struct RawSseItem {
     /// Event id.
     #[serde(default)]
     pub id: Option<String>,
+    /// Virtual pause before this item (a stall); alone, a pause with
+    /// nothing sent (last in the list: before the end or the break).
+    #[serde(default)]
+    pub delay: Option<Dur>,
 }
 
 /// `tolerance:` as written: `{ abs: 50ms, rel: 10% }` (either may be left out).
