@@ -426,3 +426,62 @@ rows:
     ];
     assert_eq!(seen, want);
 }
+
+/// Posts a chat body to A until a 2xx (at most 3 calls); the `user` field
+/// carries the attempt number, so it differs between calls.
+fn chat() -> Systems {
+    let client = HttpSystem::new(["A"], |row: HttpRow| async move {
+        let http = reqwest::Client::new();
+        let url = format!("{}/v1/chat/completions", row.base_url("A"));
+        for n in 0..3 {
+            let body = format!(
+                r#"{{"model":"m","messages":[{{"role":"user","content":"hi"}}],"max_tokens":100,"user":"try-{n}"}}"#
+            );
+            let status = http
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .map_err(|e| e.to_string())?
+                .status();
+            if status.is_success() {
+                return Ok(());
+            }
+        }
+        Err("gave up".to_string())
+    });
+    let mut s = Systems::new();
+    s.register("chat", client.factory());
+    s
+}
+
+#[test]
+fn request_body_paths_are_asserted_through_the_seam() {
+    let rows = |user: &str, tokens: &str| {
+        format!(
+            r#"title: t
+system: chat
+rows:
+  - name: body
+    inject:
+      A: [503, 200]
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry
+        A2 200 return
+      requests:
+        "*": {{ body: {{ "$.messages[0].role": user, "$.max_tokens": {tokens}, "$.temperature": $absent, "$.user": {user} }} }}
+"#
+        )
+    };
+    let v = run_rows(&rows("$present", "100"), &chat());
+    assert_eq!(v[0], Ok(()), "{}", v[0].clone().unwrap_err());
+    let v = run_rows(&rows("$same", "100.0"), &chat());
+    let err = v[0].clone().unwrap_err();
+    assert!(
+        err.contains(r#"request A2: body `$.user`: expected the same value as A1 (`"try-0"`), observed `"try-1"`"#),
+        "{err}"
+    );
+    assert!(!err.contains("max_tokens"), "100.0 is the value 100: {err}");
+}

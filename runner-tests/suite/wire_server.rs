@@ -476,6 +476,7 @@ async fn creates_count_records_and_replay_the_committed_answer() {
         max_calls: 100,
         log: false,
         create: true,
+        ..ServerOptions::default()
     };
     let server = FixtureServer::start_with(&script("A", entries), options)
         .await
@@ -608,7 +609,11 @@ async fn read_until(s: &mut TcpStream, needle: &str) -> String {
             .await
             .expect("the server sends within 5s")
             .unwrap();
-        assert!(n > 0, "closed before `{needle}`: {}", String::from_utf8_lossy(&out));
+        assert!(
+            n > 0,
+            "closed before `{needle}`: {}",
+            String::from_utf8_lossy(&out)
+        );
         out.extend_from_slice(&buf[..n]);
     }
     String::from_utf8_lossy(&out).into_owned()

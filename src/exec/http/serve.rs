@@ -301,6 +301,10 @@ fn to_request(ctx: &RowContext, route: &str, head: &Head, body: &[u8]) -> Reques
         .and_then(|j| j.get("stream"))
         .and_then(|s| s.as_bool())
         .unwrap_or(ctx.request.stream);
+    headers.extend(crate::base::json_path::observe(
+        body,
+        &ctx.request_body_paths,
+    ));
     headers.push((":method".into(), head.method.clone()));
     headers.push((
         ":path".into(),

@@ -65,6 +65,9 @@ pub struct WireCall {
     pub model: Option<String>,
     /// `stream` of a JSON body.
     pub stream: bool,
+    /// What was kept of the body: the values at the row's asserted paths
+    /// only, as pseudo-headers ([`crate::base::json_path::observe`]).
+    pub body_seen: Vec<(String, String)>,
     /// Body of the answer (for classification; never printed whole).
     pub answer_body: Option<String>,
     /// Label of the script entry that answered.
@@ -93,10 +96,11 @@ struct Shared {
     abort: Notify,
     log: bool,
     create: bool,
+    body_paths: Vec<crate::base::json_path::JsonPath>,
 }
 
 /// How a fixture server behaves beyond its scripts.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ServerOptions {
     /// The runaway guard: most calls before the server refuses.
     pub max_calls: u32,
@@ -107,6 +111,8 @@ pub struct ServerOptions {
     /// request with the same `idempotency-key` gets the committed answer
     /// instead of its scripted one, as the in-process transport does.
     pub create: bool,
+    /// Request-body paths the row asserts: all that is kept of bodies.
+    pub body_paths: Vec<crate::base::json_path::JsonPath>,
 }
 
 impl Shared {
@@ -205,6 +211,7 @@ impl FixtureServer {
             abort: Notify::new(),
             log: options.log,
             create: options.create,
+            body_paths: options.body_paths,
         });
         let mut listeners = Vec::new();
         for s in scripts {
@@ -454,6 +461,7 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
             body_size: body.len() as u64,
             model,
             stream,
+            body_seen: crate::base::json_path::observe(&body, &shared.body_paths),
             answer_body: None,
             entry: "-".into(),
         };

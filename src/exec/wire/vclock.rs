@@ -585,6 +585,10 @@ impl<'a> RowRun<'a> {
             body_size: body.len() as u64,
             model,
             stream,
+            body_seen: crate::base::json_path::observe(
+                body,
+                &crate::model::requests::body_paths(&self.row.expect.requests),
+            ),
             answer_body: None,
             entry: "-".into(),
         };

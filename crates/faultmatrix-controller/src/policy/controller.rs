@@ -291,7 +291,7 @@ impl Controller {
                 });
                 last_code = Some(code.code.clone());
                 if let Some(output) = partial {
-                    error.output = Some(output);
+                    error.output = Some(output.into());
                     return fail(error, "partial-output", last_code);
                 }
                 let def = code.known.then(|| self.codes.get(&code.code)).flatten();
@@ -411,7 +411,14 @@ impl Controller {
                     // the whole stream within the deadline.
                     let next = tokio::time::timeout(self.limit(deadline), stream.next()).await;
                     match next {
-                        Err(_) => return failed(Observed::Timeout, None, true, delivered.then(|| output.clone())),
+                        Err(_) => {
+                            return failed(
+                                Observed::Timeout,
+                                None,
+                                true,
+                                delivered.then(|| output.clone()),
+                            )
+                        }
                         Ok(None) => break,
                         Ok(Some(Ok(SseItem::Comment(_)))) => {}
                         Ok(Some(Ok(SseItem::Event { data, .. }))) => {
@@ -421,7 +428,14 @@ impl Controller {
                             }
                             output.push_str(&data);
                         }
-                        Ok(Some(Err(_))) => return failed(Observed::Broken, None, true, delivered.then(|| output.clone())),
+                        Ok(Some(Err(_))) => {
+                            return failed(
+                                Observed::Broken,
+                                None,
+                                true,
+                                delivered.then(|| output.clone()),
+                            )
+                        }
                     }
                 }
                 Attempt::Success(Some(output))

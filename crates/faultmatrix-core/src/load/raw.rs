@@ -585,6 +585,11 @@ impl JsonSchema for RequestsSchema {
                         "type": "object",
                         "additionalProperties": { "type": ["string", "number", "boolean"] }
                     },
+                    "body": {
+                        "description": "JSON paths of the request body (`$.messages[0].role`) to a value (compared as JSON), or `$present`, `$absent`, `$same` (identical on every covered call); `$$x` is the text `$x`. Only these paths' values are kept.",
+                        "type": "object",
+                        "propertyNames": { "pattern": "^\\$" }
+                    },
                     "model": { "description": "The `model` of the JSON body.", "type": "string" },
                     "stream": { "description": "The `stream` flag of the JSON body.", "type": "boolean" },
                     "method": { "description": "The request method.", "type": "string" },
