@@ -485,3 +485,40 @@ rows:
     );
     assert!(!err.contains("max_tokens"), "100.0 is the value 100: {err}");
 }
+
+#[test]
+fn a_refused_answer_is_not_faked_through_the_seam() {
+    // The seam's connection is accepted before the script is consulted, so
+    // it cannot refuse it: the run ends with stop `seam-error` saying why.
+    let yaml = |stop: &str| {
+        format!(
+            "title: t
+system: probe
+rows:
+  - name: refused
+    inject:
+      A: [refused]
+    expect:
+      stop: {stop}
+"
+        )
+    };
+    let v = run_rows(&yaml("seam-error"), &probe(1, Arc::default()));
+    assert_eq!(v[0], Ok(()), "{}", v[0].clone().unwrap_err());
+    let m: Matrix = load_text(
+        "t.yaml",
+        &yaml("seam-error"),
+        None,
+        &probe(1, Arc::default()),
+    )
+    .unwrap_or_else(|e| panic!("load failed:\n{e}"));
+    let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
+    let code = match &obs.end {
+        faultmatrix::exec::run::RunEnd::Returned(Err(e)) => e.code.clone().unwrap_or_default(),
+        other => panic!("expected a seam error, got {other:?}"),
+    };
+    assert!(
+        code.contains("route A: a `refused` answer cannot be served through the HTTP seam"),
+        "{code}"
+    );
+}

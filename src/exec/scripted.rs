@@ -29,6 +29,8 @@ pub enum Outcome {
     Timeout,
     /// Connection reset.
     Reset,
+    /// Connection refused (nothing reached the upstream).
+    Refused,
     /// Malformed response.
     Malformed,
     /// A stream broke part-way.
@@ -289,6 +291,11 @@ impl Transport for Scripted {
                     guard.armed = false;
                     this.set_end(idx, Some(Outcome::Reset));
                     Err(TransportError::Reset)
+                }
+                Answer::Refused => {
+                    guard.armed = false;
+                    this.set_end(idx, Some(Outcome::Refused));
+                    Err(TransportError::Refused)
                 }
                 Answer::Malformed => {
                     guard.armed = false;

@@ -233,6 +233,9 @@ impl Drop for EventStream {
 pub enum TransportError {
     /// The connection was reset.
     Reset,
+    /// The connection was refused: the request never reached the server,
+    /// so retrying it is safe even for a create.
+    Refused,
     /// The response was not valid HTTP.
     Malformed,
     /// Anything else (message for humans).
@@ -243,6 +246,7 @@ impl fmt::Display for TransportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Reset => f.write_str("connection reset"),
+            Self::Refused => f.write_str("connection refused"),
             Self::Malformed => f.write_str("malformed response"),
             Self::Other(m) => f.write_str(m),
         }

@@ -11,6 +11,7 @@
 //! | `latency` | the answer starts after it, on the virtual clock |
 //! | `timeout` (never answers) | nothing is sent until the client closes: the call is a timeout at that instant |
 //! | reset | the socket is closed with `SO_LINGER` 0 (a TCP RST; an in-memory connection just closes) |
+//! | refused | cannot be served (the connection is already accepted): the run ends with stop `seam-error` |
 //! | malformed | bytes that are not an HTTP response, then close |
 //! | truncated | a 200 head promising twice the body that follows, then close |
 //! | event stream | `text/event-stream`, chunked, one chunk per item, comments kept; a break closes without the last chunk |
@@ -363,6 +364,17 @@ async fn serve_conn<S: Conn>(inner: Arc<Inner>, route: Arc<str>, mut sock: S) {
             // The client gave up first; dropping the call marks it a timeout.
             None => return row.note(idx, SeenOutcome::Timeout),
             Some(Err(TransportError::Reset)) => {
+                row.note(idx, SeenOutcome::Reset);
+                return sock.reset();
+            }
+            Some(Err(TransportError::Refused)) => {
+                // The connection is already accepted: it cannot be refused
+                // any more. The run ends with stop `seam-error` saying so.
+                lock(&inner.errors).push(format!(
+                    "route {route}: a `refused` answer cannot be served through the HTTP seam: \
+                     its connection was already accepted (`refused` is for systems that call \
+                     the transport directly)"
+                ));
                 row.note(idx, SeenOutcome::Reset);
                 return sock.reset();
             }

@@ -40,6 +40,12 @@ use crate::model::{Answer, RouteScript, SseItem};
 /// Longest header value kept in an observation.
 const MAX_VALUE: usize = 200;
 
+/// Why a `refused` answer cannot be served on a socket.
+pub const REFUSED_ON_A_SOCKET: &str =
+    "a `refused` answer cannot be served over the wire: a listener \
+     cannot refuse one connection and accept the next (the call would already be accepted), so \
+     `refused` is in-process only";
+
 /// One request as the server saw it, and how it was answered.
 #[derive(Debug, Clone)]
 pub struct WireCall {
@@ -524,6 +530,16 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
             }
         }
         match entry.answer {
+            Answer::Refused => {
+                // The connection is already accepted: refusing it now
+                // would be a lie. The loader refuses these rows; this is
+                // the guard for a server started some other way.
+                shared.lock().upstream.fail(REFUSED_ON_A_SOCKET.into());
+                let _ = sock.set_zero_linger();
+                shared.end(idx, Outcome::Unscripted);
+                shared.abort.notify_one();
+                return;
+            }
             Answer::Timeout => {
                 if shared.create && entry.committed {
                     shared

@@ -742,6 +742,11 @@ impl<'a> RowRun<'a> {
         }
         match entry.answer {
             Answer::Timeout => {}
+            Answer::Refused => {
+                end_call(&mut self.calls, idx, now, Outcome::Unscripted);
+                self.reset(port);
+                self.fail(super::server::REFUSED_ON_A_SOCKET.into(), Ending::Aborted);
+            }
             Answer::Reset => {
                 end_call(&mut self.calls, idx, now, Outcome::Reset);
                 self.reset(port);

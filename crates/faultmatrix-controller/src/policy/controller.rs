@@ -365,6 +365,10 @@ impl Controller {
         let response = match tokio::time::timeout(limit, inv.transport.call(request)).await {
             Err(_) => return failed(Observed::Timeout, None, true, None),
             Ok(Err(TransportError::Reset)) => return failed(Observed::Reset, None, true, None),
+            // Refused: the request never left, so it is not ambiguous.
+            Ok(Err(TransportError::Refused)) => {
+                return failed(Observed::Refused, None, false, None)
+            }
             Ok(Err(_)) => return failed(Observed::Malformed, None, true, None),
             Ok(Ok(r)) => r,
         };

@@ -18,7 +18,14 @@ pub const MAX_REPEAT: u32 = 1_000_000;
 /// The most entries a route's script may list (1,000).
 pub const MAX_ENTRIES: usize = 1_000;
 
-pub(crate) const ENTRY_WORDS: [&str; 5] = ["timeout", "reset", "malformed", "truncated", "ok"];
+pub(crate) const ENTRY_WORDS: [&str; 6] = [
+    "timeout",
+    "reset",
+    "refused",
+    "malformed",
+    "truncated",
+    "ok",
+];
 
 pub(crate) fn script_entries(
     cx: &mut Ctx<'_>,
@@ -97,6 +104,7 @@ pub(crate) fn fault_entry(word: &str) -> Option<Entry> {
     let answer = match word {
         "timeout" => Answer::Timeout,
         "reset" => Answer::Reset,
+        "refused" => Answer::Refused,
         "malformed" => Answer::Malformed,
         "truncated" => Answer::Truncated,
         "ok" => return Some(Entry::ok()),
@@ -285,8 +293,8 @@ pub(crate) fn entry_from_raw(
             cx.error_at(
                 pos,
                 format!("unknown fault `{f}`"),
-                Some("expected one of: timeout, reset, malformed, truncated".into()),
-                did_you_mean(f, ["timeout", "reset", "malformed", "truncated"]),
+                Some("expected one of: timeout, reset, refused, malformed, truncated".into()),
+                did_you_mean(f, ["timeout", "reset", "refused", "malformed", "truncated"]),
             );
             return None;
         };

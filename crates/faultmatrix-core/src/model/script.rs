@@ -66,6 +66,9 @@ pub enum Answer {
     Timeout,
     /// The connection is reset before a response.
     Reset,
+    /// The connection is refused: nothing reaches the upstream (in
+    /// process only; see `docs/over-the-wire.md` for why not on a socket).
+    Refused,
     /// The response cannot be parsed as HTTP.
     Malformed,
     /// The response head promises more body than is sent before the
