@@ -442,3 +442,34 @@ fn deep_flow_nesting_is_refused_before_the_yaml_library_reads_it() {
         .replace(&"]".repeat(n), &"]".repeat(56));
     t.load(&body).expect("56 levels of body load");
 }
+
+#[test]
+fn a_password_in_an_upstream_url_is_never_printed() {
+    let t = Tree::new();
+    write(
+        &t.root(),
+        "m.yaml",
+        &format!("{HEAD}{}", tape_row("tapes/t.yaml")),
+    );
+    let (code, out, err) = cli_env(
+        &t.root(),
+        &["record", "m.yaml"],
+        &[(
+            "FAULTMATRIX_UPSTREAM_A",
+            "http://user:hunter2@127.0.0.1:9/v1",
+        )],
+    );
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("http://***@127.0.0.1:9/v1` holds credentials"),
+        "{out}{err}"
+    );
+    assert!(
+        !out.contains("hunter2") && !err.contains("hunter2"),
+        "{out}{err}"
+    );
+    assert!(
+        !t.root().join("tapes/t.yaml").exists(),
+        "no tape was written"
+    );
+}

@@ -69,6 +69,12 @@ impl Diagnostic {
     }
 
     fn render_line(&self, src_line: Option<&str>) -> String {
+        let out = self.render_raw(src_line);
+        // No message shows a URL's credentials.
+        crate::base::redact::url_credentials(&out).into_owned()
+    }
+
+    fn render_raw(&self, src_line: Option<&str>) -> String {
         let mut out = format!("error: {}\n", cut(&self.message, MAX_MESSAGE_CHARS));
         let line_no = self.pos.line.to_string();
         let pad = " ".repeat(line_no.len());
@@ -385,6 +391,18 @@ mod tests {
         let r = d.render(Some("a\tb\0c\u{1b}[31m"));
         assert!(r.contains("1 | a␉b␀c␛[31m\n"), "{r}");
         assert!(r.contains("  |    ^"), "{r}");
+    }
+
+    #[test]
+    fn urls_in_messages_and_excerpts_lose_their_credentials() {
+        let d = Diagnostic::new(
+            "m.yaml",
+            Pos { line: 1, col: 7 },
+            "bad `http://u:hunter2@h:1/`",
+        );
+        let r = d.render(Some("url: http://u:hunter2@h:1/"));
+        assert!(!r.contains("hunter2"), "{r}");
+        assert!(r.contains("bad `http://***@h:1/`"), "{r}");
     }
 
     #[test]
