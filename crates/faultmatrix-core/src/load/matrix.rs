@@ -69,18 +69,26 @@ impl Loader {
     /// Loads and validates one matrix file. `display` is the name shown in
     /// messages and test ids.
     pub fn load_file(&self, path: &Path, display: &str) -> Result<Matrix, FileErrors> {
-        match crate::base::confine::read_text(path, crate::base::confine::MAX_FILE_BYTES) {
+        let unreadable = |pos: Pos, why: String| FileErrors {
+            kind: LoadErrorKind::Unreadable,
+            file: display.to_string(),
+            source: None,
+            diagnostics: vec![Diagnostic::new(
+                display,
+                pos,
+                format!("cannot read the file: {why}"),
+            )],
+        };
+        let start = Pos { line: 1, col: 1 };
+        if let Err(why) = confine::matrix_file(&self.roots, path) {
+            return Err(unreadable(start, why));
+        }
+        match confine::read_text(path, confine::MAX_FILE_BYTES) {
             Ok(text) => self.load_text_at(display, &text, path),
-            Err(e) => Err(FileErrors {
-                kind: LoadErrorKind::Unreadable,
-                file: display.to_string(),
-                source: None,
-                diagnostics: vec![Diagnostic::new(
-                    display,
-                    Pos { line: 1, col: 1 },
-                    format!("cannot read the file: {e}"),
-                )],
-            }),
+            Err(e @ confine::ReadError::NotUtf8 { line, col }) => {
+                Err(unreadable(Pos { line, col }, e.to_string()))
+            }
+            Err(e) => Err(unreadable(start, e.to_string())),
         }
     }
 
