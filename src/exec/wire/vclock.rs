@@ -170,6 +170,15 @@ fn token() -> String {
     format!("fm-{:x}-{n:x}-{t:x}", std::process::id())
 }
 
+/// The row's wall clock at virtual time 0 as epoch nanoseconds, signed (a
+/// date before 1970 is negative): `welcome.wall_start_ns`, a decimal string.
+fn wall_start_ns(at: std::time::SystemTime) -> i128 {
+    match at.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i128,
+        Err(e) => -(e.duration().as_nanos() as i128),
+    }
+}
+
 fn fmt_ns(ns: u64) -> String {
     crate::base::duration::format(Duration::from_nanos(ns))
 }
@@ -333,6 +342,19 @@ pub struct ClockStats {
     /// end of the row): the row's own real time, the program's set-up
     /// before its first call (building a client) excluded.
     pub from_first_request: Duration,
+    /// Real time from the hello to the first request: the program's own
+    /// set-up (building its client).
+    pub set_up: Duration,
+    /// Real time from the shim's `exit` to the end of the row: the
+    /// runner's wrap-up (the exit status, the last output, the fixture
+    /// connections' close).
+    pub wrap_up: Duration,
+    /// Real time from the row's start (spawn, or the request to a warm
+    /// parent) to its end: everything the row cost, start-up included.
+    pub whole: Duration,
+    /// Real time spent taking or starting a warm parent (0 when one was
+    /// idle; the parent's imports when it had to be started).
+    pub parent: Duration,
     /// Whether the row ran as a warm parent's child.
     pub warm: bool,
 }
@@ -367,9 +389,12 @@ impl<'a> RowRun<'a> {
             JitterInput::Draws(d) => json!({ "draws": d }),
             JitterInput::Seed(s) => json!({ "seed": s }),
         };
-        let wall = faultmatrix_controller::policy::retry_after::default_wall_start()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
+        let wall = wall_start_ns(
+            self.row
+                .settings
+                .wall
+                .unwrap_or_else(faultmatrix_controller::policy::retry_after::default_wall_start),
+        );
         json!({
             "op": "welcome",
             "v": 1,
@@ -1265,6 +1290,7 @@ pub async fn run_row_stats(
     spec: &CommandSpec,
     env: &Env,
 ) -> (Observation, ClockStats) {
+    let row_start = Instant::now();
     let request_id = crate::exec::observation::request_id(&matrix.file, &row.name);
     let failed = |m: String| {
         (
@@ -1357,7 +1383,9 @@ pub async fn run_row_stats(
     // A warm parent's child, else a process of its own.
     let mut warm_run: Option<WarmRun> = None;
     let mut own: Option<tokio::process::Child> = None;
+    let mut parent_time = Duration::ZERO;
     if spec.warm {
+        let t0 = Instant::now();
         match start_warm_child(
             matrix,
             row,
@@ -1371,10 +1399,18 @@ pub async fn run_row_stats(
         )
         .await
         {
-            Ok(w) => warm_run = Some(w),
+            Ok(w) => {
+                parent_time = t0.elapsed();
+                warm_run = Some(w);
+            }
+            // Never a silent fallback to a process per row: a parent that
+            // cannot start would cost its start-up again on every row, and
+            // its reason would be lost.
             Err(e) => {
-                // One process per row remains the fallback.
-                let _ = e;
+                return failed(format!(
+                    "{e} (the row runs as a child of a warm parent: `system.warm: false` runs \
+                     one process per row instead)"
+                ))
             }
         }
     }
@@ -1425,6 +1461,7 @@ pub async fn run_row_stats(
     let mut status: Option<std::process::ExitStatus> = None;
     let mut wait_error = None;
     let mut settle: Option<Instant> = None;
+    let mut parent_gone = false;
     let mut chunk = vec![0u8; 8192];
     loop {
         tokio::select! {
@@ -1466,6 +1503,7 @@ pub async fn run_row_stats(
                     Ok(0) | Err(_) => {
                         w.broken = true;
                         if status.is_none() {
+                            parent_gone = true;
                             r.fail("the warm parent's channel closed while its child ran the row".into(), Ending::Aborted);
                         }
                     }
@@ -1531,8 +1569,55 @@ pub async fn run_row_stats(
             }
         }
     }
+    let loop_end = Instant::now();
     acceptor.abort();
+    if let Some(p) = warm_run.as_ref().and_then(|w| w.parent.as_ref()) {
+        // What the parent wrote while it served this row (a child's
+        // traceback before it attached its own streams, the parent's own
+        // last words): part of the row's stderr, so its failure shows it.
+        let clean =
+            r.ending.is_none() && r.failures.is_empty() && status.is_some_and(|s| s.success());
+        if !clean {
+            p.said.settle(Duration::from_millis(500));
+        }
+        let mark = warm_run.as_ref().map_or(0, |w| w.said_mark);
+        let said = p.said.since(mark);
+        if !said.is_empty() {
+            let pid = p.child.id();
+            if !r.stderr.buf.is_empty() && !r.stderr.buf.ends_with(b"\n") {
+                r.stderr.buf.push(b'\n');
+            }
+            r.stderr.buf.extend_from_slice(
+                format!(
+                    "[faultmatrix: the warm parent (pid {pid}) wrote, while it served this row:]\n"
+                )
+                .as_bytes(),
+            );
+            r.stderr.buf.extend_from_slice(&said);
+        }
+        if parent_gone {
+            // All it wrote, its start included: why it went away may be
+            // older than this row.
+            let all = p.said.since(0);
+            let text = if all.is_empty() {
+                "it wrote nothing on stdout or stderr".to_string()
+            } else {
+                format!(
+                    "its output ends with:\n{}",
+                    super::warm::tail_text(&all, 20)
+                )
+            };
+            for f in &mut r.failures {
+                if f.starts_with("the warm parent's channel closed") {
+                    f.push_str(&format!(" (parent pid {pid}); {text}", pid = p.child.id()));
+                }
+            }
+        }
+    }
     if let Some(mut w) = warm_run.take() {
+        if let Some(p) = w.parent.as_ref() {
+            super::warm::learn(&p.key, &r.imported);
+        }
         // What this row imported, the parent imports before the next spawn.
         let new: Vec<String> = r
             .imported
@@ -1566,6 +1651,13 @@ pub async fn run_row_stats(
     let start_up = r.hello_real.map_or(Duration::ZERO, |h| {
         h.saturating_duration_since(r.spawn_real)
     });
+    let set_up = match (r.hello_real, r.first_request_real) {
+        (Some(h), Some(f)) => f.saturating_duration_since(h),
+        _ => Duration::ZERO,
+    };
+    let wrap_up = r
+        .exit_real
+        .map_or(Duration::ZERO, |e| loop_end.saturating_duration_since(e));
     if r.client.is_none() && r.ending.is_none() {
         r.failures.push(format!(
             "the command exited before its clock shim said hello: it did not run with the shim \
@@ -1602,6 +1694,10 @@ pub async fn run_row_stats(
         start_up,
         after_hello,
         from_first_request,
+        set_up,
+        wrap_up,
+        whole: row_start.elapsed(),
+        parent: parent_time,
         warm: is_warm,
     };
     let ran = Ran {
@@ -1637,6 +1733,8 @@ async fn maybe_read(w: Option<&mut WarmRun>, buf: &mut [u8]) -> std::io::Result<
 /// A row's child of a warm parent: the parent's channel, lent to the row.
 struct WarmRun {
     parent: Option<super::warm::Parent>,
+    /// Where the parent's output was when it forked the row's child.
+    said_mark: u64,
     chan: tokio::net::TcpStream,
     buf: Vec<u8>,
     id: String,
@@ -1706,11 +1804,12 @@ async fn start_warm_child(
     let key = super::warm::Key {
         argv: command::expand_argv(spec, env)?,
         cwd: spec.cwd.clone(),
-        // What the interpreter reads before the shim runs; the rest of the
-        // row's environment reaches the child through `spawn.env`.
+        // What the interpreter reads before the shim runs, and the list of
+        // modules the parent imports; the rest of the row's environment
+        // reaches the child through `spawn.env`.
         env: command::system_env(spec, env)?
             .into_iter()
-            .filter(|(k, _)| k.starts_with("PYTHON"))
+            .filter(|(k, _)| k.starts_with("PYTHON") || k == "FAULTMATRIX_WARM_IMPORTS")
             .collect(),
     };
     let parent = match super::warm::take(&key) {
@@ -1723,12 +1822,18 @@ async fn start_warm_child(
             let spec2 = spec.clone();
             let env2 = env.clone();
             let token = self::token();
+            let imports = command::system_env(spec, env)?
+                .into_iter()
+                .find(|(k, _)| k == "FAULTMATRIX_WARM_IMPORTS")
+                .map(|(_, v)| v)
+                .filter(|v| !v.is_empty());
             tokio::task::spawn_blocking(move || {
                 super::warm::start(
                     key,
                     |addr, tok| clock_env(&shims, addr, tok, &spec2, &env2),
                     &welcome,
                     token,
+                    imports,
                 )
             })
             .await
@@ -1754,7 +1859,9 @@ async fn start_warm_child(
         .and_then(tokio::net::TcpStream::from_std)
         .map_err(|e| format!("the warm parent's channel: {e}"))?;
     let buf = std::mem::take(&mut parent.buf);
+    let said_mark = parent.said.mark();
     let mut w = WarmRun {
+        said_mark,
         parent: Some(parent),
         chan,
         buf,
