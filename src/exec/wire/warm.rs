@@ -106,9 +106,10 @@ impl Said {
     }
 
     /// Waits (up to `bound` of real time) until the output has been quiet
-    /// for a moment or has ended: a failed child's or parent's last words
-    /// are in the pipe before its exit is reported, and this lets the
-    /// reading thread catch up with them. Used on failure paths only.
+    /// for 100 ms or has ended: a failed child's last words are in the pipe
+    /// before its exit is reported, and this lets the reading thread catch
+    /// up with them (on a loaded machine it may wait a while for a CPU).
+    /// Used on failure paths only.
     pub fn settle(&self, bound: Duration) {
         let t0 = Instant::now();
         let mut last = self.mark();
@@ -122,9 +123,19 @@ impl Said {
             if now != last {
                 last = now;
                 quiet = Instant::now();
-            } else if quiet.elapsed() >= Duration::from_millis(25) {
+            } else if quiet.elapsed() >= Duration::from_millis(100) {
                 return;
             }
+        }
+    }
+
+    /// Waits (up to `bound` of real time) for the end of the output: the
+    /// parent and every child holding the pipe are gone, so everything
+    /// they wrote has been read.
+    fn wait_end(&self, bound: Duration) {
+        let t0 = Instant::now();
+        while t0.elapsed() < bound && !crate::base::lock(&self.0).ended {
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 }
@@ -299,7 +310,7 @@ pub fn start(
         super::command::kill_group(Some(child.id()));
         let _ = child.kill();
         let _ = child.wait();
-        said.settle(Duration::from_secs(1));
+        said.wait_end(Duration::from_secs(5));
         let out = said.since(0);
         if out.is_empty() {
             Err(format!("{message}; it wrote nothing on stdout or stderr"))
