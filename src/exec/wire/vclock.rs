@@ -1993,3 +1993,48 @@ fn last_lines(bytes: &[u8], n: usize) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wall_clock_is_signed_epoch_nanoseconds() {
+        let epoch = std::time::UNIX_EPOCH;
+        assert_eq!(
+            wall_start_ns(epoch + Duration::from_secs(784_111_777)),
+            784_111_777_000_000_000
+        );
+        assert_eq!(
+            wall_start_ns(epoch - Duration::from_secs(1)),
+            -1_000_000_000
+        );
+    }
+
+    #[test]
+    fn a_process_asleep_in_the_kernel_is_not_busy_and_one_computing_is() {
+        if !Path::new("/proc/self/task").is_dir() {
+            return; // Linux only: elsewhere nothing is ever called busy
+        }
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep runs");
+        let mut asleep = ProcState::default();
+        // It gets to its sleep (a loaded machine may take a while).
+        let seen_asleep = (0..200).any(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            asleep.cpu = None;
+            !asleep.busy(sleeper.id())
+        });
+        let _ = sleeper.kill();
+        let _ = sleeper.wait();
+        assert!(seen_asleep, "never seen asleep: {}", asleep.seen);
+        // This process is running this test: a thread is running.
+        let mut me = ProcState::default();
+        assert!(me.busy(std::process::id()), "{}", me.seen);
+        // A process that is gone is not busy.
+        let mut gone = ProcState::default();
+        assert!(!gone.busy(sleeper.id()));
+    }
+}

@@ -401,3 +401,35 @@ pub fn start(
         said,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn said_gives_what_came_after_a_mark_and_keeps_the_last_bytes() {
+        let said = Said::default();
+        said.push(b"before the row\n");
+        let mark = said.mark();
+        assert!(said.since(mark).is_empty());
+        said.push(b"the child's traceback\n");
+        assert_eq!(said.since(mark), b"the child's traceback\n");
+        assert_eq!(said.since(0), b"before the row\nthe child's traceback\n");
+        // Past twice the kept size, only the last KEEP_SAID bytes stay.
+        said.push(&vec![b'x'; 2 * KEEP_SAID]);
+        assert_eq!(said.since(0).len(), KEEP_SAID);
+        assert_eq!(said.since(mark).len(), KEEP_SAID);
+    }
+
+    #[test]
+    fn said_follows_a_pipe_to_its_end() {
+        let (mut ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let said = Said::follow(theirs);
+        ours.write_all(b"last words\n").unwrap();
+        drop(ours);
+        said.wait_end(Duration::from_secs(10));
+        assert!(crate::base::lock(&said.0).ended);
+        assert_eq!(said.since(0), b"last words\n");
+        assert_eq!(tail_text(&said.since(0), 5), "  | last words");
+    }
+}
