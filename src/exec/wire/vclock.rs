@@ -330,6 +330,19 @@ struct RowRun<'a> {
     exit_real: Option<Instant>,
     /// What the client process was doing when last looked at.
     machine: ProcState,
+    /// The last message sent to a shim and the client's last `block`
+    /// (op and seq), for the silence message.
+    last_sent: String,
+    last_block: String,
+}
+
+/// A control message's op and seq, for messages.
+fn short(msg: &Value) -> String {
+    let op = msg.get("op").and_then(Value::as_str).unwrap_or("?");
+    match msg.get("seq") {
+        Some(seq) => format!("{op} {seq}"),
+        None => op.to_string(),
+    }
 }
 
 /// Whether a silent client process is busy rather than blocked: on
@@ -432,8 +445,10 @@ impl<'a> RowRun<'a> {
         if let Some(w) = self.writers.get_mut(&conn) {
             let mut line = msg.to_string();
             line.push('\n');
+            self.last_sent = short(&msg);
             if w.write_all(line.as_bytes()).await.is_err() {
                 self.writers.remove(&conn);
+                self.last_sent.push_str(" (the write failed)");
             }
         }
     }
@@ -1131,7 +1146,10 @@ impl<'a> RowRun<'a> {
         }
         self.last_message_real = Some(Instant::now());
         match op.as_str() {
-            "block" => self.on_block(conn, &msg).await,
+            "block" => {
+                self.last_block = short(&msg);
+                self.on_block(conn, &msg).await
+            }
             "heartbeat" => self.draws = self.draws.max(num(&msg, "draws")),
             "stalled" => {
                 let text = |k: &str| match msg.get(k) {
@@ -1233,6 +1251,19 @@ impl<'a> RowRun<'a> {
             } else {
                 format!(" ({})", self.machine.seen)
             };
+            let seen = format!(
+                "{seen}; the client's last block: {}, the runner's last message: {}",
+                if self.last_block.is_empty() {
+                    "none"
+                } else {
+                    &self.last_block
+                },
+                if self.last_sent.is_empty() {
+                    "none"
+                } else {
+                    &self.last_sent
+                },
+            );
             self.fail(
                 format!(
                     "the client sent nothing on the clock channel for {STALL_MS} ms of real time after its \
@@ -1456,6 +1487,8 @@ pub async fn run_row_stats(
         imported: Vec::new(),
         exit_real: None,
         machine: ProcState::default(),
+        last_sent: String::new(),
+        last_block: String::new(),
     };
     let mut rx = rx;
     // A warm parent's child, else a process of its own.
