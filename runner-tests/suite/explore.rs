@@ -117,6 +117,11 @@ fn catches_with(
         "# explore: invariant `{}` broken",
         found.violation.invariant
     )));
+    // A generated wall clock stays in the row only when it matters.
+    if !matches!(mistake, Mistake::DefaultWallClock | Mistake::RealWallClock) {
+        assert!(found.case.wall.is_none(), "the wall was not shrunk away: {why}");
+        assert!(!found.row.contains("clock:"), "{why}");
+    }
     found
 }
 
@@ -207,6 +212,21 @@ fn broken_http_dates_on_the_real_clock() {
         &["guidance", "backoff"],
         4,
     );
+}
+
+#[test]
+fn broken_http_dates_on_the_default_wall_print_the_wall() {
+    // Correct on the default wall, wrong on any other: only a generated
+    // wall finds it, and the printed row keeps its `clock`.
+    let found = catches(
+        BASE,
+        unchanged,
+        Mistake::DefaultWallClock,
+        &["guidance", "backoff"],
+        4,
+    );
+    assert!(found.case.wall.is_some(), "{}", found.row);
+    assert!(found.row.contains("    clock: { wall: \""), "{}", found.row);
 }
 
 #[test]

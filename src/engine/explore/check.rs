@@ -131,7 +131,7 @@ fn calls<'a>(d: &Declared, case: &'a Case, obs: &'a Observation) -> Vec<Call<'a>
                 };
             let guidance = match &rec.outcome {
                 Outcome::Status(_) if !headers.is_empty() => {
-                    let now = d.wall_start + rec.ended.unwrap_or(rec.started);
+                    let now = case.wall.unwrap_or(d.wall_start) + rec.ended.unwrap_or(rec.started);
                     crate::load::policy::retry_after::guidance(
                         headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
                         now,

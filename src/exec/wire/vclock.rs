@@ -367,7 +367,12 @@ impl<'a> RowRun<'a> {
             JitterInput::Draws(d) => json!({ "draws": d }),
             JitterInput::Seed(s) => json!({ "seed": s }),
         };
-        let wall = faultmatrix_controller::policy::retry_after::default_wall_start()
+        // The row's `clock: { wall: ... }`, as in-process rows read it.
+        let wall = self
+            .row
+            .settings
+            .wall
+            .unwrap_or_else(faultmatrix_controller::policy::retry_after::default_wall_start)
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         json!({
