@@ -541,6 +541,16 @@ impl Explorer {
                     "requests: {{ \"*\": {{ headers: {{ idempotency-key: {key} }} }} }}"
                 ));
             }
+            // Time is what these are about, and trace lines show waits,
+            // not how long a call ran: assert when the run returned.
+            Rule::Builtin(Builtin::AttemptTimeout | Builtin::Deadline)
+                if matches!(basis.end, crate::exec::run::RunEnd::Returned(_)) =>
+            {
+                extra.push(format!(
+                    "elapsed: {}",
+                    crate::base::duration::format(basis.returned_at)
+                ));
+            }
             Rule::Builtin(Builtin::RequestId) => {
                 extra.push("error: { request_id: $request_id }".into());
             }

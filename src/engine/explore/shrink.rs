@@ -135,6 +135,25 @@ pub fn candidates(case: &Case) -> Vec<Case> {
             }
         }
     }
+    // The last answer repeats for every further call: end the repetition
+    // with a success one to four calls later, which may cut the calls
+    // after it (a budget overrun of one call ends there instead of
+    // switching to the next route).
+    for (ri, (_, steps)) in case.routes.iter().enumerate() {
+        let Some(last) = steps.last().filter(|s| s.answer != Answer::Ok) else {
+            continue;
+        };
+        for repeats in 0..4 {
+            let mut c = case.clone();
+            let route = &mut c.routes[ri].1;
+            route.extend(std::iter::repeat_n(last.clone(), repeats));
+            route.push(Step {
+                answer: Answer::Ok,
+                latency: Duration::ZERO,
+            });
+            out.push(c);
+        }
+    }
     if !case.draws.is_empty() {
         let mut c = case.clone();
         c.draws.clear();
