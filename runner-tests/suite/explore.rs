@@ -119,7 +119,10 @@ fn catches_with(
     )));
     // A generated wall clock stays in the row only when it matters.
     if !matches!(mistake, Mistake::DefaultWallClock | Mistake::RealWallClock) {
-        assert!(found.case.wall.is_none(), "the wall was not shrunk away: {why}");
+        assert!(
+            found.case.wall.is_none(),
+            "the wall was not shrunk away: {why}"
+        );
         assert!(!found.row.contains("clock:"), "{why}");
     }
     found
@@ -689,4 +692,82 @@ fn cli_explore_writes_the_row_that_fails() {
     let (code, out, err) = cli(dir.path(), &["run", "m.yaml"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("explore b-once seed 1"), "{out}");
+}
+
+// ------------------------------------------- a command system (Python)
+
+/// The repository's small Python client (`runner-tests/explore-python/`,
+/// standard library only) runs on the virtual clock through the shim: its
+/// own rows pass, `faultmatrix explore` holds every invariant of its
+/// invariants file over a few generated cases, and the copy made wrong on
+/// purpose (it retries a 4xx) is caught by `terminal` and shrunk; the
+/// printed row reproduces the wrong client and fails against the right one.
+#[test]
+fn a_python_command_system_is_explored_on_the_virtual_clock() {
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output();
+    assert!(
+        python.is_ok_and(|o| o.status.success()),
+        "python3 is needed (standard library only) for the command-system exploration"
+    );
+    let here = std::env::current_dir().unwrap();
+    let dir = "runner-tests/explore-python";
+    let (code, out, err) = cli(&here, &["run", &format!("{dir}/client.yaml")]);
+    assert_eq!(code, 0, "the client's own rows: {out}{err}");
+    let (code, out, err) = cli(
+        &here,
+        &["explore", &format!("{dir}/client.yaml"), "--cases", "16"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("ok: 16 cases held every invariant"), "{out}");
+
+    let inv = here.join(dir).join("client.invariants.yaml");
+    let ex = Explorer::open(
+        &here.join(dir).join("wrong.yaml"),
+        "wrong.yaml",
+        Some((&inv, "client.invariants.yaml")),
+        &Systems::new(),
+        ExecOptions::capture(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let report = ex.explore(&Options {
+        seed: 1,
+        cases: 200,
+        threads: 2,
+        shrink_runs: 300,
+        ..Options::default()
+    });
+    let found = report
+        .found
+        .unwrap_or_else(|| panic!("no violation in {} cases", report.cases));
+    let why = format!("{}\n{}", found.violation.message, found.row);
+    assert_eq!(found.violation.invariant, "terminal", "{why}");
+    assert!(found.calls <= 4, "{} calls: {why}", found.calls);
+    assert!(found.row.contains("expect: the observed run"), "{why}");
+    let v = ex.verify(&found.row, &found.row_name);
+    assert_eq!(
+        v.system,
+        Ok(()),
+        "the row does not reproduce the wrong client: {why}"
+    );
+    assert!(v.reference.is_none());
+    // Against the right client the row fails: it records the retry of a 4xx.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        here.join(dir).join("client.py"),
+        tmp.path().join("client.py"),
+    )
+    .unwrap();
+    let right = std::fs::read_to_string(here.join(dir).join("client.yaml")).unwrap();
+    write(
+        tmp.path(),
+        "m.yaml",
+        &faultmatrix::engine::explore::with_row(&right, &found.row, false),
+    );
+    let (code, out, err) = cli(tmp.path(), &["run", "m.yaml"]);
+    assert_eq!(
+        code, 1,
+        "the row passes against the right client: {out}{err}\n{why}"
+    );
 }

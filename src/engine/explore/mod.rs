@@ -199,6 +199,9 @@ impl Explorer {
             Some(p) => p.routes.iter().map(|r| r.name.clone()).collect(),
             None => Vec::new(),
         };
+        if let (true, SystemUnderTest::Command(spec)) = (routes.is_empty(), &matrix.system) {
+            routes = spec.routes.clone().unwrap_or_default();
+        }
         if routes.is_empty() {
             for r in &matrix.rows {
                 for s in r.inject() {
