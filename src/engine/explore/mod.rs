@@ -344,7 +344,7 @@ impl Explorer {
         } else {
             std::thread::scope(|s| {
                 for _ in 0..threads {
-                    s.spawn(&work);
+                    s.spawn(work);
                 }
             });
         }
