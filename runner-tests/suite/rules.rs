@@ -97,9 +97,9 @@ impl System for Broken {
                 };
                 match self.mistake {
                     Mistake::RealWallClock => inv.wall_start(SystemTime::now()),
-                    Mistake::DefaultWallClock => inv.wall_start(
-                        faultmatrix::policy::retry_after::default_wall_start(),
-                    ),
+                    Mistake::DefaultWallClock => {
+                        inv.wall_start(faultmatrix::policy::retry_after::default_wall_start())
+                    }
                     _ => inv.wall_start(ctx.wall_start),
                 }
             };
