@@ -63,7 +63,7 @@ fn every_shipped_file_validates_and_names_its_schema() {
     let registry = validator(Kind::Registry);
     let invariants = validator(Kind::Invariants);
     let mut files = Vec::new();
-    for dir in ["matrices", "docs/examples"] {
+    for dir in ["matrices", "docs/examples", "runner-tests/explore-python"] {
         if Path::new(dir).is_dir() {
             yaml_files(Path::new(dir), &mut files);
         }
