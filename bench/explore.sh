@@ -5,6 +5,7 @@
 #   bash bench/explore.sh count     # instructions only (callgrind, one thread)
 #   bash bench/explore.sh rate      # cases/s on 1 and 2 threads, with the load average
 #   CASES=20000 bash bench/explore.sh count
+#   CLI=/tmp/faultmatrix bash bench/explore.sh   # measure that binary, no build
 #
 # Instruction counts come from valgrind --tool=callgrind on the release
 # CLI, so they hold on a loaded machine: the cost of N cases minus the cost
@@ -17,13 +18,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=target/explore-bench
 mkdir -p "$out"
-cli=target/release/faultmatrix
+cli=${CLI:-target/release/faultmatrix}
 file=matrices/explore/reference.yaml
 cases=${CASES:-5000}
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(count rate)
 
-cargo build --release --quiet --bin faultmatrix
+[ -n "${CLI:-}" ] || cargo build --release --quiet --bin faultmatrix
 
 ir() { # outfile args...
   local f=$1; shift
@@ -51,7 +52,8 @@ PY
       "exec::run::run_row_with " "explore::check::check_all "; do
     local n
     n=$(incl "$out/cg-n.out" "$phase")
-    python3 -c "print(f'  {\"$phase\".strip():<34} {${n:-0} / $cases:>9,.0f} per case')"
+    python3 -c 'import sys; print(f"  {sys.argv[1].strip():<34} {int(sys.argv[2]) / int(sys.argv[3]):>9,.0f} per case")' \
+      "$phase" "${n:-0}" "$cases"
   done
 }
 
