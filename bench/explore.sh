@@ -32,9 +32,12 @@ ir() { # outfile args...
   awk '/^(summary|totals):/ {print $2; exit}' "$f"
 }
 
-incl() { # outfile pattern: inclusive instructions of the first function matching
-  callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null \
-    | awk -v pat="$2" 'index($0, pat) {gsub(",", "", $1); print $1; exit}'
+incl() { # outfile pattern: inclusive instructions of a function (the largest
+  # figure of a line naming it: callgrind splits a function's own lines by
+  # the file its inlined code came from, the caller's "=> f (Nx)" line has
+  # it whole)
+  callgrind_annotate --inclusive=yes --tree=caller --threshold=100 "$1" 2>/dev/null \
+    | awk -v pat="$2" 'index($0, pat) {gsub(",", "", $1); if ($1 + 0 > max) max = $1 + 0} END {print max + 0}'
 }
 
 count() {
