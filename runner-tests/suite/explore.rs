@@ -567,6 +567,7 @@ impl System for BackonClient {
                         request_id: Some(ctx.request_id.clone()),
                         attempts: Vec::new(),
                         omitted: 0,
+                        output: None,
                     })
                 }
             }

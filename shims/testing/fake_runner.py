@@ -27,6 +27,7 @@ bounds that catch a client that escaped the shim.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import heapq
 import itertools
 import json
@@ -118,6 +119,7 @@ class Entry:
     stream: list | None = None  # SSE items: ("event", text) | ("comment", text)
     breaks: bool = False
     label: str = ""
+    head_sent: bool = False  # a stream resumed after a pause
 
 
 def _body_bytes(body: Any) -> bytes | None:
@@ -129,8 +131,14 @@ def _body_bytes(body: Any) -> bytes | None:
 
 
 def _sse_items(events: list) -> list:
+    """Stream items; a `delay` becomes a ("pause", ns) item before its item
+    (alone: a pause with nothing sent)."""
     items = []
     for e in events:
+        if e.get("delay") is not None:
+            items.append(("pause", parse_duration(e["delay"])))
+        if "comment" not in e and "data" not in e:
+            continue
         if "comment" in e:
             items.append(("comment", str(e["comment"])))
         else:
@@ -310,6 +318,8 @@ class Call:
     answer_body: bytes | None = None
     model: str | None = None
     stream: bool = False
+    body: str = "empty"  # json | not json | empty
+    doc: Any = None  # the parsed body, for `requests.body` checks (this runner is a test tool)
 
 
 @dataclass
@@ -594,6 +604,8 @@ class RowRun:
             doc = json.loads(body) if body else None
         except ValueError:
             doc = None
+        call.body = "json" if doc is not None else ("not json" if body else "empty")
+        call.doc = doc
         if isinstance(doc, dict):
             call.model = doc.get("model") if isinstance(doc.get("model"), str) else None
             call.stream = doc.get("stream") is True
@@ -670,7 +682,16 @@ class RowRun:
             self.end_call(call, "malformed")
             self.queue(c, raw, close_after=True)
         elif entry.stream is not None:
-            data = stream_head(entry.status, entry.headers) + b"".join(sse_chunk(i) for i in entry.stream)
+            data = b"" if entry.head_sent else stream_head(entry.status, entry.headers)
+            for i, item in enumerate(entry.stream):
+                if item[0] == "pause":
+                    # A stall: the rest goes out when it has passed.
+                    rest = dataclasses.replace(entry, stream=entry.stream[i + 1:], head_sent=True)
+                    c.call = call
+                    heapq.heappush(self.events, (self.now + item[1], next(self.seq), c, rest, call, client_close))
+                    self.queue(c, data)
+                    return
+                data += sse_chunk(item)
             if entry.breaks:
                 self.end_call(call, "broken")
                 self.queue(c, data, close_after=True)
@@ -1374,6 +1395,22 @@ def check_row(row: dict, res: RowResult) -> list:
     return problems
 
 
+def json_path(doc: Any, text: str) -> tuple[bool, Any]:
+    """(found, value) of a JSON path `$.a["b c"][0]` (docs/format.md, `requests`)."""
+    steps = re.findall(r'\.([^.\[]+)|\["([^"]*)"\]|\[(\d+)\]', text[1:])
+    for name, quoted, index in steps:
+        if index:
+            if not isinstance(doc, list) or int(index) >= len(doc):
+                return False, None
+            doc = doc[int(index)]
+        else:
+            key = name or quoted
+            if not isinstance(doc, dict) or key not in doc:
+                return False, None
+            doc = doc[key]
+    return True, doc
+
+
 def check_requests(spec: dict, calls: list) -> list:
     """`expect.requests` (docs/over-the-wire.md, "Request assertions")."""
     problems = []
@@ -1395,6 +1432,25 @@ def check_requests(spec: dict, calls: list) -> list:
                     problems.append(f"{label}: header {name} is {v!r}, expected {value!r}")
             if value == "$same" and (None in seen or len(set(seen)) > 1):
                 problems.append(f"header {name} differs between calls or is missing: {seen}")
+        for text, value in (want.get("body") or {}).items():
+            seen = []
+            for _, c in chosen:
+                label = f"{c.route}{c.attempt}"
+                if c.body != "json":
+                    problems.append(f"{label}: body {text}: the request body is {c.body}")
+                    continue
+                found, v = json_path(c.doc, text)
+                seen.append(json.dumps(v, sort_keys=True) if found else None)
+                if value == "$absent" and found:
+                    problems.append(f"{label}: body {text} is {v!r}, expected absent")
+                elif value in ("$present", "$same") and not found:
+                    problems.append(f"{label}: body {text} is absent, expected present")
+                elif isinstance(value, str) and value.startswith("$$") and (not found or v != value[1:]):
+                    problems.append(f"{label}: body {text} is {v!r}, expected {value[1:]!r}")
+                elif not (isinstance(value, str) and value.startswith("$")) and (not found or v != value):
+                    problems.append(f"{label}: body {text} is {v!r}, expected {value!r}")
+            if value == "$same" and len(set(seen)) > 1:
+                problems.append(f"body {text} differs between calls: {seen}")
         for field_name in ("method", "path", "model", "stream"):
             if field_name in want:
                 for _, c in chosen:

@@ -285,6 +285,7 @@ pub fn entry(step: &Step, registry: &Registry) -> Entry {
                     stream: Some(StreamSpec {
                         items: stream_items(*data, *comment),
                         breaks: *breaks,
+                        pauses: Vec::new(),
                     }),
                 }),
                 Answer::Ok | Answer::Code(_) => unreachable!("handled above"),

@@ -129,6 +129,7 @@ fn classify(d: &Declared, rec: &CallRecord) -> Option<String> {
         },
         Outcome::Timeout => Observed::Timeout,
         Outcome::Reset => Observed::Reset,
+        Outcome::Refused => Observed::Refused,
         Outcome::Malformed => Observed::Malformed,
         Outcome::Broken { .. } => Observed::Broken,
     };

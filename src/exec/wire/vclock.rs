@@ -43,7 +43,7 @@ use crate::exec::scripted::Outcome;
 use crate::exec::trace::{self, Ending};
 use crate::exec::upstream::{Pick, Upstream};
 use crate::model::command::CommandSpec;
-use crate::model::{Answer, Entry, JitterInput, Matrix, SseItem};
+use crate::model::{Answer, Entry, JitterInput, Matrix, ScriptedResponse, SseItem};
 
 /// Protocol versions this runner speaks.
 pub const VERSIONS: &[u64] = &[1];
@@ -181,6 +181,9 @@ struct Pending {
     close: bool,
     key: Option<String>,
     seq: u64,
+    /// A stream resumed after a pause: its head and items before this one
+    /// were sent, and the pause before this one has passed.
+    stream_at: Option<usize>,
 }
 
 /// One fixture connection, by the client's port.
@@ -587,6 +590,10 @@ impl<'a> RowRun<'a> {
             body_size: body.len() as u64,
             model,
             stream,
+            body_seen: crate::base::json_path::observe(
+                body,
+                &crate::model::requests::body_paths(&self.row.expect.requests),
+            ),
             answer_body: None,
             entry: "-".into(),
         };
@@ -646,6 +653,7 @@ impl<'a> RowRun<'a> {
                         close,
                         key,
                         seq,
+                        stream_at: None,
                     });
                 }
             }
@@ -727,9 +735,10 @@ impl<'a> RowRun<'a> {
             idx,
             close,
             key,
+            stream_at,
             ..
         } = p;
-        if let Answer::Response(r) = &entry.answer {
+        if let (Answer::Response(r), None) = (&entry.answer, stream_at) {
             if self.create && (200..300).contains(&r.status) {
                 let body = r.body.clone().unwrap_or_default();
                 self.upstream
@@ -738,6 +747,11 @@ impl<'a> RowRun<'a> {
         }
         match entry.answer {
             Answer::Timeout => {}
+            Answer::Refused => {
+                end_call(&mut self.calls, idx, now, Outcome::Unscripted);
+                self.reset(port);
+                self.fail(super::server::REFUSED_ON_A_SOCKET.into(), Ending::Aborted);
+            }
             Answer::Reset => {
                 end_call(&mut self.calls, idx, now, Outcome::Reset);
                 self.reset(port);
@@ -769,14 +783,49 @@ impl<'a> RowRun<'a> {
                     self.queue(port, &bytes, close);
                 }
                 Some(spec) => {
-                    let mut bytes = http::stream_head(r.status, &r.headers);
-                    let mut data_events = 0;
-                    for item in &spec.items {
-                        bytes.extend_from_slice(&http::sse_chunk(item));
-                        if matches!(item, SseItem::Event { .. }) {
-                            data_events += 1;
+                    let mut bytes = match stream_at {
+                        None => http::stream_head(r.status, &r.headers),
+                        Some(_) => Vec::new(),
+                    };
+                    let mut i = stream_at.unwrap_or(0);
+                    loop {
+                        let pause = spec.pause_before(i);
+                        if !pause.is_zero() && stream_at != Some(i) {
+                            // A stall: what came before goes out now, the
+                            // rest when the pause has passed on the clock.
+                            let seq = self.seq;
+                            self.seq += 1;
+                            let due = now.saturating_add(pause.as_nanos() as u64);
+                            self.events.push(Reverse((due, seq, port)));
+                            let entry = Entry {
+                                answer: Answer::Response(ScriptedResponse {
+                                    stream: Some(spec),
+                                    ..r
+                                }),
+                                ..entry
+                            };
+                            if let Some(c) = self.conns.get_mut(&port) {
+                                c.pending = Some(Pending {
+                                    entry,
+                                    idx,
+                                    close,
+                                    key,
+                                    seq,
+                                    stream_at: Some(i),
+                                });
+                            }
+                            self.queue(port, &bytes, false);
+                            return true;
                         }
+                        let Some(item) = spec.items.get(i) else { break };
+                        bytes.extend_from_slice(&http::sse_chunk(item));
+                        i += 1;
                     }
+                    let data_events = spec
+                        .items
+                        .iter()
+                        .filter(|item| matches!(item, SseItem::Event { .. }))
+                        .count();
                     if spec.breaks {
                         end_call(&mut self.calls, idx, now, Outcome::Broken { data_events });
                         self.queue(port, &bytes, true);

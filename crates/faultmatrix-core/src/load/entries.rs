@@ -18,7 +18,14 @@ pub const MAX_REPEAT: u32 = 1_000_000;
 /// The most entries a route's script may list (1,000).
 pub const MAX_ENTRIES: usize = 1_000;
 
-pub(crate) const ENTRY_WORDS: [&str; 5] = ["timeout", "reset", "malformed", "truncated", "ok"];
+pub(crate) const ENTRY_WORDS: [&str; 6] = [
+    "timeout",
+    "reset",
+    "refused",
+    "malformed",
+    "truncated",
+    "ok",
+];
 
 pub(crate) fn script_entries(
     cx: &mut Ctx<'_>,
@@ -97,6 +104,7 @@ pub(crate) fn fault_entry(word: &str) -> Option<Entry> {
     let answer = match word {
         "timeout" => Answer::Timeout,
         "reset" => Answer::Reset,
+        "refused" => Answer::Refused,
         "malformed" => Answer::Malformed,
         "truncated" => Answer::Truncated,
         "ok" => return Some(Entry::ok()),
@@ -285,8 +293,8 @@ pub(crate) fn entry_from_raw(
             cx.error_at(
                 pos,
                 format!("unknown fault `{f}`"),
-                Some("expected one of: timeout, reset, malformed, truncated".into()),
-                did_you_mean(f, ["timeout", "reset", "malformed", "truncated"]),
+                Some("expected one of: timeout, reset, refused, malformed, truncated".into()),
+                did_you_mean(f, ["timeout", "reset", "refused", "malformed", "truncated"]),
             );
             return None;
         };
@@ -334,9 +342,16 @@ pub(crate) fn entry_from_raw(
     };
     let stream = raw.stream.as_ref().map(|s| {
         let mut items = Vec::new();
+        let mut pauses = Vec::new();
+        let mut pause = Duration::ZERO;
         for (i, it) in s.events.iter().enumerate() {
             let ip = child(&child(&child(path, key("stream")), key("events")), Seg::Index(i));
+            if let Some(d) = it.delay {
+                pause = pause.saturating_add(d.0);
+            }
+            let before = items.len();
             match (&it.comment, &it.data) {
+                (None, None) if it.delay.is_some() && it.event.is_none() && it.id.is_none() => {}
                 (Some(c), None) if it.event.is_none() && it.id.is_none() => items.push(SseItem::Comment(c.clone())),
                 (None, Some(d)) => {
                     let data = match d {
@@ -349,12 +364,24 @@ pub(crate) fn entry_from_raw(
                         id: it.id.clone(),
                     })
                 }
-                _ => cx.error(&ip, "a stream item is either `comment: text` or `data: ...` (with optional `event` and `id`)"),
+                _ => cx.error(&ip, "a stream item is either `comment: text` or `data: ...` (with optional `event` and `id`), each with an optional `delay`, or a `delay` alone (a pause with nothing sent)"),
             }
+            if items.len() > before {
+                if !pause.is_zero() {
+                    pauses.resize(before + 1, Duration::ZERO);
+                    pauses[before] = pause;
+                }
+                pause = Duration::ZERO;
+            }
+        }
+        if !pause.is_zero() {
+            pauses.resize(items.len() + 1, Duration::ZERO);
+            pauses[items.len()] = pause;
         }
         StreamSpec {
             items,
             breaks: s.breaks,
+            pauses,
         }
     });
     let label = if stream.as_ref().is_some_and(|s| s.breaks) {

@@ -438,6 +438,9 @@ fn load_inner(
             &registry,
             check_stops,
         ) {
+            if command.is_some() {
+                refuse_refused_over_the_wire(cx, &row, &path);
+            }
             row.settings.system = row_system;
             row.settings.env = row_env;
             if let Some(wall) = row_clock.as_ref().and_then(|c| c.wall.as_deref()) {
@@ -581,6 +584,28 @@ fn registry_load_error(cx: &mut Ctx<'_>, shown: &str, e: RegistryError) {
                 Some(format!(
                     "run `faultmatrix check {shown}` to see every error"
                 )),
+            );
+        }
+    }
+}
+
+/// A command system is served over sockets, where `refused` has no honest
+/// form: a listener cannot refuse one connection and accept the next, and
+/// closing it meanwhile would hide the call from the trace. Such rows are
+/// refused when the file loads, at the route that scripts it.
+fn refuse_refused_over_the_wire(cx: &mut Ctx<'_>, row: &crate::model::Row, path: &[Seg]) {
+    for script in row.inject() {
+        if script
+            .entries
+            .iter()
+            .any(|e| matches!(e.answer, crate::model::Answer::Refused))
+        {
+            cx.error(
+                &child(&child(path, key("inject")), key(&script.route)),
+                format!(
+                    "route {} answers `refused`, which a command system cannot be given: over the wire a listener cannot refuse one connection and accept the next, so the call could not be both refused and observed; `refused` runs in process (see docs/over-the-wire.md)",
+                    script.route
+                ),
             );
         }
     }

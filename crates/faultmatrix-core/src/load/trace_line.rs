@@ -94,9 +94,10 @@ pub fn parse_line(text: &str, routes: &[String]) -> Result<ExpectedLine, String>
 }
 
 /// Outcome words other than a status.
-pub const OUTCOMES: [&str; 6] = [
+pub const OUTCOMES: [&str; 7] = [
     "timeout",
     "reset",
+    "refused",
     "malformed",
     "broken",
     "unanswered",
