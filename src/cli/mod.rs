@@ -56,8 +56,8 @@ pub enum Command {
     Snapshots(crate::cli::commands::SnapshotsArgs),
     /// Serve a matrix's scripts over HTTP on 127.0.0.1 until Ctrl-C.
     Serve(crate::cli::wire::ServeArgs),
-    /// Run the reference system over HTTP against FAULTMATRIX_URL_<ROUTE>
-    /// (the command `run --over-http` uses).
+    /// Run the reference system over HTTP against FAULTMATRIX_URL_<ROUTE>,
+    /// as a command system (`system: { command: [faultmatrix, client] }`).
     Client(crate::cli::wire::ClientArgs),
     /// Run generated failure sequences against FILE's system, check its
     /// invariants, and print the first violation shrunk to a row. See
@@ -110,8 +110,9 @@ pub struct RunArgs {
     /// Report files (JUnit XML, Markdown, HTML).
     #[command(flatten)]
     pub reports: crate::cli::commands::ReportArgs,
-    /// Run reference-system matrices over HTTP, with `faultmatrix client`
-    /// as the command (real time, tolerances apply).
+    /// Run reference-system matrices over real HTTP: the reference
+    /// controller in this process against each row's fixture server on
+    /// 127.0.0.1 (real time, tolerances apply).
     #[arg(long)]
     pub over_http: bool,
     /// Write each failing or new row's observed trace, stop and failing
@@ -274,13 +275,10 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
     };
     let colour = crate::cli::commands::colour(&a.reports, &env);
     let progress = crate::reports::term::Progress::live(files.len(), mode, !a.quiet, colour);
-    let exe = std::env::current_exe()
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "faultmatrix".into());
     let over_http = a.over_http;
     let adjust = move |m: &mut Matrix| {
         if over_http {
-            crate::cli::wire::over_http(m, &exe);
+            crate::cli::wire::over_http(m);
         }
     };
     let outcome = plan::run_files_live(
