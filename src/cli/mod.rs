@@ -16,7 +16,6 @@ use clap::{Parser, Subcommand};
 use crate::base::env::Env;
 use crate::engine::discover::{self, Found, Loaded};
 use crate::engine::plan::{self, Selection};
-use crate::engine::results::Summary;
 use crate::engine::run::{Capture, RunOptions};
 use crate::exec::run::ExecOptions;
 use crate::exec::tape::{Mode, RecordOptions};
@@ -275,6 +274,13 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
     };
     let colour = crate::cli::commands::colour(&a.reports, &env);
     let progress = crate::reports::term::Progress::live(files.len(), mode, !a.quiet, colour);
+    // Passed rows are counted and dropped unless a report lists every row:
+    // memory stays flat in the number of passing rows.
+    let keep = if a.reports.junit.is_some() || a.reports.html.is_some() {
+        plan::Keep::All
+    } else {
+        plan::Keep::NotPassed
+    };
     let over_http = a.over_http;
     let adjust = move |m: &mut Matrix| {
         if over_http {
@@ -290,23 +296,25 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
         &adjust,
         &|_, r| progress.row_done(r),
         &|_| progress.file_done(),
+        keep,
     );
     progress.finish();
-    let results = outcome.results;
-    if results.is_empty() {
+    let (results, summary) = (outcome.results, outcome.summary);
+    if summary.passed + summary.failed + summary.ignored == 0 {
         eprintln!("error: no matrix rows selected: zero rows is a failure, not a pass");
         return EXIT_BAD_INPUT;
     }
     // The row lines were written live: the report adds failures and the
     // summary, last.
-    if let Err(e) = crate::cli::commands::write_reports(&a.reports, &results, true, &env) {
+    if let Err(e) = crate::cli::commands::write_reports(&a.reports, &results, &summary, true, &env)
+    {
         eprintln!("error: {e}");
         return EXIT_BAD_INPUT;
     }
     if let Some(summary) = session.as_ref().and_then(|s| s.summary()) {
         print!("{summary}");
     }
-    exit::for_run(outcome.load_errors, &Summary::of(&results))
+    exit::for_run(outcome.load_errors, &summary)
 }
 
 fn cmd_check(a: &CheckArgs, loader: &Loader) -> u8 {
