@@ -235,8 +235,11 @@ impl Harness {
         let loader = Arc::new(loader);
         // Listing keeps each row's name and index, not the matrix: a file
         // is loaded again when its first trial runs ([`lazy::LazyFile`]).
+        // Under `--exact NAME` one file is listed: its matrix is kept for
+        // the trial (nextest runs one trial a process).
+        let exact = args.exact && files.len() == 1;
         let listed = crate::engine::pool::map(&files, threads, |_, f| {
-            lazy::list(f, &loader, &self.tags, &opts.exec.env)
+            lazy::list(f, &loader, &self.tags, &opts.exec.env, exact)
         });
         let opts = Arc::new(opts);
         let cache = lazy::Cache::new(threads);
@@ -254,6 +257,9 @@ impl Harness {
                 lazy::Listed::Matrix(listing) => {
                     coverage.merge(listing.coverage);
                     let file = lazy::LazyFile::new(found.clone(), loader.clone(), cache.clone());
+                    if let Some(m) = listing.matrix {
+                        file.keep(m);
+                    }
                     for row in listing.rows {
                         let can = if row.ignored {
                             CanRun::Ignored

@@ -34,6 +34,9 @@ pub(super) struct Listing {
     pub program_missing: Option<String>,
     /// The codes the file's rows use (the registry coverage guardrail).
     pub coverage: Coverage,
+    /// The matrix itself, when listing was asked to keep it (`--exact`:
+    /// one file, whose trial then does not load it a second time).
+    pub matrix: Option<Arc<Matrix>>,
 }
 
 /// One row, as listed.
@@ -47,8 +50,14 @@ pub(super) struct ListedRow {
 }
 
 /// Loads `found` and keeps what its trials need (`tags`: rows carrying one
-/// of them; empty: every row).
-pub(super) fn list(found: &Found, loader: &Loader, tags: &[String], env: &Env) -> Listed {
+/// of them; empty: every row), and the matrix too when `keep`.
+pub(super) fn list(
+    found: &Found,
+    loader: &Loader,
+    tags: &[String],
+    env: &Env,
+    keep: bool,
+) -> Listed {
     match discover::load_one(found, loader) {
         Loaded::Registry => Listed::Registry,
         Loaded::Errors(e) => Listed::Errors(e.to_string()),
@@ -70,6 +79,7 @@ pub(super) fn list(found: &Found, loader: &Loader, tags: &[String], env: &Env) -
                 rows,
                 program_missing: super::program_missing(&m, env),
                 coverage,
+                matrix: keep.then(|| Arc::from(m)),
             })
         }
     }
@@ -120,6 +130,16 @@ impl LazyFile {
             cache,
             key,
         })
+    }
+
+    /// Puts a matrix loaded for listing into the cache, for this file's
+    /// trials to run without loading it again.
+    pub fn keep(&self, m: Arc<Matrix>) {
+        let mut c = crate::base::lock(&self.cache.inner);
+        if c.len() >= self.cache.capacity {
+            c.remove(0);
+        }
+        c.push((self.key, m));
     }
 
     /// The matrix, from the cache or loaded now (the cache's lock is not
