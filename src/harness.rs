@@ -7,6 +7,11 @@
 //! linear. Zero rows found is a failure. A file that does not load becomes
 //! one failing trial named after the file, carrying its diagnostics.
 //!
+//! Listing keeps each row's trial name and index, not the matrix: a file
+//! is loaded again when its first trial runs, into a cache of a few files
+//! per test thread (`lazy`), so memory does not grow with the number of
+//! files. Under `--exact` the one listed matrix is kept for its trial.
+//!
 //! A registry file found among the matrices (`codes:` and no `rows:`) gives
 //! its generated tests and guardrails as trials
 //! ([`crate::engine::suite`]).
