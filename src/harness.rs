@@ -242,7 +242,10 @@ impl Harness {
         // is loaded again when its first trial runs ([`lazy::LazyFile`]).
         // Under `--exact NAME` one file is listed: its matrix is kept for
         // the trial (nextest runs one trial a process).
-        let exact = args.exact && files.len() == 1;
+        let exact = args
+            .filter
+            .as_deref()
+            .filter(|_| args.exact && files.len() == 1);
         let listed = crate::engine::pool::map(&files, threads, |_, f| {
             lazy::list(f, &loader, &self.tags, &opts.exec.env, exact)
         });

@@ -50,15 +50,22 @@ pub(super) struct ListedRow {
 }
 
 /// Loads `found` and keeps what its trials need (`tags`: rows carrying one
-/// of them; empty: every row), and the matrix too when `keep`.
+/// of them; empty: every row). `exact`: the one trial asked for by
+/// `--exact`, whose matrix is kept, and whose row alone is read when the
+/// file's text allows ([`one_row`]).
 pub(super) fn list(
     found: &Found,
     loader: &Loader,
     tags: &[String],
     env: &Env,
-    keep: bool,
+    exact: Option<&str>,
 ) -> Listed {
-    match discover::load_one(found, loader) {
+    let keep = exact.is_some();
+    let loaded = match exact.and_then(|id| one_row(found, loader, id)) {
+        Some(m) => Loaded::Matrix(m),
+        None => discover::load_one(found, loader),
+    };
+    match loaded {
         Loaded::Registry => Listed::Registry,
         Loaded::Errors(e) => Listed::Errors(e.to_string()),
         Loaded::Matrix(m) => {
@@ -83,6 +90,28 @@ pub(super) fn list(
             })
         }
     }
+}
+
+/// The matrix of `found` with only the row whose trial name is `id`, read
+/// without parsing the file's other rows; `None` (load the whole file)
+/// when the text is not in the plain shape that allows it, when blessing
+/// (which writes the file back), or when what loads is not exactly that
+/// row.
+fn one_row(found: &Found, loader: &Loader, id: &str) -> Option<Box<Matrix>> {
+    if loader.bless {
+        return None;
+    }
+    let name = id.strip_prefix(&format!("{}::", found.display))?;
+    if name.contains('\\') {
+        return None; // escaped in the trial name
+    }
+    let text =
+        crate::base::confine::read_text(&found.path, crate::base::confine::MAX_FILE_BYTES).ok()?;
+    let only = crate::base::yaml::one_row::only_rows_named(&text, name)?;
+    let m = loader
+        .load_text_at(&found.display, &only, &found.path)
+        .ok()?;
+    (m.rows.len() == 1 && m.row_id(&m.rows[0]) == id).then(|| Box::new(m))
 }
 
 /// A check that the row found at a listed index is the listed row (a
@@ -260,5 +289,43 @@ mod tests {
             panic!("a broken file loaded")
         };
         assert!(e.starts_with("m.yaml no longer loads"), "{e}");
+    }
+
+    #[test]
+    fn exact_reads_only_the_asked_row_and_falls_back_to_the_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.yaml");
+        let row = |n: &str| {
+            format!("  - name: {n}\n    inject: {{ A: [200] }}\n    expect: {{ trace: \"A1 200 return\" }}\n")
+        };
+        let head = "title: t\npolicy:\n  routes: [{ name: A, attempts: 2 }]\nrows:\n";
+        std::fs::write(&path, format!("{head}{}{}{}", row("a"), row("b"), row("c"))).unwrap();
+        let found = Found {
+            display: "m.yaml".into(),
+            path: path.clone(),
+        };
+        let loader = Loader::new(crate::Systems::new());
+        let env = Env::default();
+        let listed = |id: &str| match list(&found, &loader, &[], &env, Some(id)) {
+            Listed::Matrix(l) => l,
+            _ => panic!("m.yaml lists"),
+        };
+        let l = listed("m.yaml::b");
+        let m = l.matrix.unwrap();
+        assert_eq!(m.rows.len(), 1, "only the asked row is read");
+        assert_eq!(m.rows[0].name, "b");
+        // Diagnostics still point into the real file.
+        assert_eq!(m.row_location(&m.rows[0]), "m.yaml:8:5");
+        assert_eq!(l.rows.len(), 1);
+        assert_eq!((l.rows[0].id.as_str(), l.rows[0].index), ("m.yaml::b", 0));
+        // A name the text reader cannot find: the whole file.
+        let l = listed("m.yaml::zz");
+        assert_eq!(l.matrix.unwrap().rows.len(), 3);
+        // Two rows of that name: the whole file, which says so.
+        std::fs::write(&path, format!("{head}{}{}", row("a"), row("a"))).unwrap();
+        assert!(matches!(
+            list(&found, &loader, &[], &env, Some("m.yaml::a")),
+            Listed::Errors(_)
+        ));
     }
 }

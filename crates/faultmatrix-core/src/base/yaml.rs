@@ -103,6 +103,7 @@ fn from_serde_yaml(err: serde_yaml::Error) -> YamlError {
 }
 
 mod fast;
+pub mod one_row;
 
 /// Parses text straight into a serde shape (the fast path): the fast front
 /// end first, serde_yaml when the text is outside its subset or does not
