@@ -122,10 +122,13 @@ pub(super) fn name_check(id: &str) -> u64 {
     h.finish()
 }
 
+/// Loaded files by key, most recently used last.
+type Entries = Vec<(usize, Arc<Matrix>)>;
+
 /// The files loaded for running, most recently used last.
 #[derive(Clone)]
 pub(super) struct Cache {
-    inner: Arc<Mutex<Vec<(usize, Arc<Matrix>)>>>,
+    inner: Arc<Mutex<Entries>>,
     capacity: usize,
     next_key: Arc<AtomicUsize>,
 }
