@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime};
 use super::client::HttpTransport;
 use super::command::{from_first_call, observation, scripts_for, Ended, Ran};
 use super::server::{FixtureServer, ServerOptions};
-use crate::contracts::system::System;
+use crate::contracts::system::{EscalationSink, JitterSource, RowContext, System};
 use crate::exec::observation::{request_id, Observation};
 use crate::exec::trace::Ending;
 use crate::model::command::DEFAULT_TIMEOUT;
@@ -79,13 +79,17 @@ async fn run_async(
         Ok(t) => t,
         Err(e) => return Observation::failed(request_id, e),
     };
-    // The wall clock is the real one, as a client process would read it.
-    let ctx = crate::exec::run::row_context(
-        Arc::new(transport),
-        s,
-        request_id.clone(),
-        SystemTime::now(),
-    );
+    // What `exec::run::row_context` builds (not called: `exec::run` calls
+    // this module), with the real wall clock, as a client process reads it.
+    let ctx = RowContext {
+        transport: Arc::new(transport),
+        request: s.request.clone(),
+        request_id: request_id.clone(),
+        deadline: s.deadline,
+        jitter: JitterSource::new(&s.jitter),
+        escalations: EscalationSink::default(),
+        wall_start: SystemTime::now(),
+    };
     let escalations = ctx.escalations.clone();
     // The limit a command system gets by default, capped by the budget.
     let limit = DEFAULT_TIMEOUT.min(s.budget);
