@@ -60,6 +60,7 @@ async fn run_async(
         max_calls: s.max_calls,
         log: false,
         create: s.request.create,
+        body_paths: crate::model::requests::body_paths(&row.expect.requests),
     };
     let server = match FixtureServer::start_with(&scripts, options).await {
         Ok(sv) => sv,
@@ -89,6 +90,7 @@ async fn run_async(
         jitter: JitterSource::new(&s.jitter),
         escalations: EscalationSink::default(),
         wall_start: SystemTime::now(),
+        request_body_paths: crate::model::requests::body_paths(&row.expect.requests).into(),
     };
     let escalations = ctx.escalations.clone();
     // The limit a command system gets by default, capped by the budget.
