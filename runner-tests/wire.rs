@@ -5,7 +5,10 @@
 //!   clock, and a reqwest client on the real clock, as command systems
 //!   against the fixture server;
 //! - `over-http::matrices/seed-fallback.yaml::…`: the seed acceptance matrix
-//!   against the reference system run as a command (`faultmatrix client`);
+//!   against the reference system over real HTTP, in process (`run
+//!   --over-http`);
+//! - `client::matrices/seed-fallback.yaml::…`: the same rows against the
+//!   reference system run as a command (`faultmatrix client`);
 //! - `wrong-client::…`: deliberately wrong clients fail with a diff naming
 //!   the call.
 //!
@@ -215,18 +218,16 @@ fn wrong_client_trials() -> Vec<Trial> {
         .collect()
 }
 
-fn seed_over_http_trials() -> Vec<Trial> {
+/// The seed matrix's rows, each run over HTTP as `prepare` makes the
+/// matrix run, named `{prefix}::file::row`.
+fn seed_wire_trials(prefix: &'static str, prepare: fn(&mut faultmatrix::Matrix)) -> Vec<Trial> {
     let mut m = load("matrices/seed-fallback.yaml");
-    faultmatrix::cli::wire::over_http(&mut m, &paths::bin().to_string_lossy());
-    assert!(
-        m.command().is_some(),
-        "the seed matrix runs the reference system"
-    );
+    prepare(&mut m);
     let m = std::sync::Arc::new(m);
     (0..m.rows.len())
         .map(|i| {
             let m = m.clone();
-            Trial::test(format!("over-http::{}", m.row_id(&m.rows[i])), move || {
+            Trial::test(format!("{prefix}::{}", m.row_id(&m.rows[i])), move || {
                 let row = &m.rows[i];
                 let obs = faultmatrix::exec::run::run_row(&m, row);
                 faultmatrix::verdict::check(&m, row, &obs)
@@ -235,6 +236,27 @@ fn seed_over_http_trials() -> Vec<Trial> {
             })
         })
         .collect()
+}
+
+fn seed_over_http_trials() -> Vec<Trial> {
+    let mut trials = seed_wire_trials("over-http", |m| {
+        faultmatrix::cli::wire::over_http(m);
+        assert!(
+            matches!(
+                m.system,
+                faultmatrix::model::SystemUnderTest::OverHttp { .. }
+            ),
+            "the seed matrix runs the reference system"
+        );
+    });
+    trials.extend(seed_wire_trials("client", |m| {
+        faultmatrix::cli::wire::as_client_command(m, &paths::bin().to_string_lossy());
+        assert!(
+            m.command().is_some(),
+            "the seed matrix runs the reference system"
+        );
+    }));
+    trials
 }
 
 fn main() -> std::process::ExitCode {

@@ -533,7 +533,7 @@ fn a_tape_row_is_refused_over_the_wire() {
     let mut m =
         faultmatrix::load::load_file(path, "matrices/tapes.yaml", &faultmatrix::Systems::new())
             .unwrap();
-    faultmatrix::cli::wire::over_http(&mut m, &crate::common::bin().to_string_lossy());
+    faultmatrix::cli::wire::over_http(&mut m);
     let row = &m.rows[0];
     assert!(row.tape().is_some());
     let obs = faultmatrix::exec::run::run_row(&m, row);
@@ -543,6 +543,30 @@ fn a_tape_row_is_refused_over_the_wire() {
             "a row with a tape cannot run over the wire: tapes replay in process only".to_string()
         ]
     );
+}
+
+/// `run --over-http`: the reference system in process over real HTTP,
+/// judged from what the server observed. A row's own `policy` is the one
+/// that runs, and a trace that does not match fails the row.
+#[test]
+fn over_http_runs_a_rows_own_policy_and_fails_a_wrong_trace() {
+    let text = "title: t\npolicy:\n  routes: [{ name: A, attempts: 2 }, { name: B, attempts: 2 }]\n  backoff: { initial: 0s, factor: 2, cap: 0s }\nrows:\n  - name: own policy\n    policy: { routes: [{ name: A, attempts: 1 }, { name: B, attempts: 1 }] }\n    inject: { A: [503], B: [200] }\n    expect:\n      trace: |\n        A1 503 UPSTREAM_UNAVAILABLE switch\n        B1 200 return\n      stop: success\n  - name: file policy\n    inject: { A: [503, 503], B: [200] }\n    expect:\n      trace: |\n        A1 503 UPSTREAM_UNAVAILABLE switch\n        B1 200 return\n      stop: success\n";
+    let mut m = faultmatrix::load::load_text("m.yaml", text, None, &faultmatrix::Systems::new())
+        .unwrap_or_else(|e| panic!("{e}"));
+    faultmatrix::cli::wire::over_http(&mut m);
+    assert_eq!(m.system_name(), "reference");
+    assert!(m.real_clock());
+    let own = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
+    assert_eq!(own.calls.len(), 2, "{:?}", own.failures);
+    faultmatrix::verdict::check(&m, &m.rows[0], &own).unwrap_or_else(|f| panic!("{}", f.render()));
+    // The file's policy retries A: the row's trace, written as if it did
+    // not, fails with the call that differs.
+    let file = faultmatrix::exec::run::run_row(&m, &m.rows[1]);
+    assert_eq!(file.calls.len(), 3, "{:?}", file.failures);
+    let failure = faultmatrix::verdict::check(&m, &m.rows[1], &file)
+        .expect_err("a wrong trace over HTTP fails")
+        .render();
+    assert!(failure.contains("A2 503"), "{failure}");
 }
 
 #[test]

@@ -56,13 +56,25 @@ impl Summary {
     pub fn of(results: &[RowResult]) -> Self {
         let mut s = Self::default();
         for r in results {
-            match r.verdict {
-                Verdict::Passed => s.passed += 1,
-                Verdict::Failed(_) => s.failed += 1,
-                Verdict::Ignored(_) => s.ignored += 1,
-            }
+            s.count(&r.verdict);
         }
         s
+    }
+
+    /// Counts one verdict.
+    pub fn count(&mut self, v: &Verdict) {
+        match v {
+            Verdict::Passed => self.passed += 1,
+            Verdict::Failed(_) => self.failed += 1,
+            Verdict::Ignored(_) => self.ignored += 1,
+        }
+    }
+
+    /// Adds another summary's counts.
+    pub fn add(&mut self, other: &Summary) {
+        self.passed += other.passed;
+        self.failed += other.failed;
+        self.ignored += other.ignored;
     }
 
     /// `N passed, N failed` (and `, N ignored` when any).

@@ -83,6 +83,20 @@ pub fn run_row_with(matrix: &Matrix, row: &Row, opts: &ExecOptions) -> Observati
             // A command system runs over HTTP, on its virtual or real clock.
             return crate::exec::wire::run_row(matrix, row, spec, &opts.env);
         }
+        SystemUnderTest::OverHttp { system, routes, .. } => {
+            // The row's own policy, else the file's, over real HTTP.
+            let system = row
+                .settings
+                .system
+                .as_ref()
+                .map_or_else(|| system.clone(), |s| s.system.clone());
+            return crate::exec::wire::over_http::run_row(
+                matrix,
+                row,
+                system.as_ref(),
+                routes.as_deref(),
+            );
+        }
         SystemUnderTest::InProcess { system, .. } => row
             .settings
             .system

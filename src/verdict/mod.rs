@@ -49,10 +49,7 @@ pub fn judge(
     opts: &Options,
 ) -> (Result<(), Failure>, Observation) {
     // Real-clock rows only: a virtual-clock command compares exactly.
-    if matrix
-        .command()
-        .is_some_and(|c| c.clock == crate::model::command::Clock::Real)
-    {
+    if matrix.real_clock() {
         tolerance::snap(row, &mut obs, &row.settings.tolerance);
     }
     let problems = tape::problems(row, &obs, || {

@@ -10,6 +10,7 @@
 //! | command systems, the row runner over the wire | [`command`] |
 //! | the row's virtual clock shared with the client process (clock shims) | [`vclock`] |
 //! | a real-HTTP [`crate::contracts::transport::Transport`] | [`client`] |
+//! | an in-process system over real HTTP (`run --over-http`) | [`over_http`] |
 //! | `faultmatrix serve` and `faultmatrix client` | [`cli`] |
 //!
 //! In-process virtual time stays the default and the exact mode; over the
@@ -18,6 +19,7 @@
 pub mod client;
 pub mod command;
 pub mod http;
+pub mod over_http;
 pub mod server;
 pub mod vclock;
 pub mod warm;

@@ -122,6 +122,7 @@ fn from_serde_yaml(err: serde_yaml::Error) -> YamlError {
 }
 
 mod fast;
+pub mod one_row;
 mod precheck;
 
 pub use precheck::MAX_DEPTH;
