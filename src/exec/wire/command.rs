@@ -521,6 +521,7 @@ pub(super) fn observation(matrix: &Matrix, row: &Row, request_id: String, ran: R
         .rev()
         .map(str::trim)
         .find(|l| l.starts_with('{'));
+    let said = super::said::output(&ended, limit, &stdout, &stderr, json_line);
     let result: Option<JsonResult> = json_line.and_then(|l| serde_json::from_str(l).ok());
     if json_line.is_some() && result.is_none() {
         failures.push(format!(
@@ -631,6 +632,7 @@ pub(super) fn observation(matrix: &Matrix, row: &Row, request_id: String, ran: R
         failures,
         request_id,
         tape: None,
+        command: Some(said),
     }
 }
 

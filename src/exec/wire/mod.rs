@@ -7,6 +7,7 @@
 //! |---|---|
 //! | HTTP/1.1 codec (requests, responses, chunked, SSE) | [`http`] |
 //! | the fixture server, one listener per route per row | [`server`] |
+//! | what a command printed, and how to run it by hand | [`said`] |
 //! | command systems, the row runner over the wire | [`command`] |
 //! | the row's virtual clock shared with the client process (clock shims) | [`vclock`] |
 //! | a real-HTTP [`crate::contracts::transport::Transport`] | [`client`] |
@@ -18,6 +19,7 @@
 pub mod client;
 pub mod command;
 pub mod http;
+pub mod said;
 pub mod server;
 pub mod vclock;
 pub mod warm;
@@ -34,7 +36,7 @@ use crate::model::{Matrix, Row};
 /// row's virtual clock through a clock shim ([`vclock`]), or the real clock
 /// ([`command`]), each on a fresh current-thread runtime.
 pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
-    match spec.clock {
+    let mut obs = match spec.clock {
         Clock::Real => command::run_row(matrix, row, spec, env),
         Clock::Virtual => match crate::exec::runtime::real_time_runtime() {
             Ok(rt) => rt.block_on(vclock::run_row(matrix, row, spec, env)),
@@ -43,5 +45,9 @@ pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Obs
                 format!("cannot start a runtime for the clock and fixture server: {e}"),
             ),
         },
+    };
+    if let Some(said) = &mut obs.command {
+        said.reproduce = said::reproduce(matrix, row, spec);
     }
+    obs
 }
