@@ -5,6 +5,8 @@
 
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "record")]
+pub mod net;
 pub mod observation;
 pub mod run;
 pub mod runtime;

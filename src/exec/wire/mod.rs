@@ -16,6 +16,7 @@
 //! In-process virtual time stays the default and the exact mode; over the
 //! wire is the reach mode. See `docs/over-the-wire.md`.
 
+#[cfg(feature = "record")]
 pub mod client;
 pub mod command;
 pub mod http;
