@@ -1,27 +1,46 @@
 //! The one HTTP client for real upstreams: recording a tape from a
 //! provider ([`crate::exec::tape`]) and `faultmatrix client`
-//! ([`crate::exec::wire::client`]). reqwest over rustls with the `ring`
-//! provider: `http://` and `https://`, HTTP/1.1, the system's roots plus
-//! the certificates of [`CA_FILE_VAR`], and bounded answers.
+//! ([`crate::exec::wire::client`]). hyper's client over rustls with the
+//! `ring` provider (set on the connection, never installed for the
+//! process, and no TLS feature switched on in anyone's reqwest):
+//! `http://` and `https://`, HTTP/1.1, the system's roots (the platform
+//! verifier) plus the certificates of [`CA_FILE_VAR`], and bounded answers.
 //!
 //! | limit | value | when exceeded |
 //! |---|---|---|
-//! | response head (status line and headers) | [`MAX_HEAD`] (64 KiB) | [`Failed::TooLarge`] |
+//! | response head (status line and headers) | [`MAX_HEAD`] (64 KiB), [`MAX_HEADERS`] headers | [`Failed::TooLarge`] |
 //! | response body | [`MAX_BODY`] (16 MiB) | [`Failed::TooLarge`] |
-//!
-//! (hyper refuses a head of more than about 400 KiB before it is read
-//! whole, so memory stays bounded below the check.)
+//! | time to connect and get the head, then between body chunks | the caller's timeout | [`Failed::Timeout`], or an incomplete body |
 
 use std::collections::HashMap;
-use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::client::legacy::connect::HttpConnector;
 
 /// Most bytes of a response head: the status line and every header line.
 pub const MAX_HEAD: usize = 64 * 1024;
+/// Most headers in a response.
+pub const MAX_HEADERS: usize = 512;
 /// Most bytes of a response body.
 pub const MAX_BODY: usize = 16 * 1024 * 1024;
-pub use crate::exec::tape::http::CA_FILE_VAR;
+/// A PEM file of certificates trusted besides the system's roots (a
+/// corporate proxy's CA, a local upstream's generated one), for recording
+/// and `faultmatrix client`.
+pub const CA_FILE_VAR: &str = "FAULTMATRIX_CA_FILE";
+
+type Inner =
+    hyper_util::client::legacy::Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// A client: connections, trust and a timeout. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Client {
+    inner: Inner,
+    timeout: Duration,
+}
 
 /// An answer, its headers in order with names lower-cased.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,60 +94,74 @@ impl std::fmt::Display for Failed {
     }
 }
 
-/// A client for this timeout (connect, and each read) and the CA file in
+/// A client for this timeout (to connect and get the head, then between
+/// body chunks) trusting the system's roots and the certificates in
 /// `ca_file` (see [`CA_FILE_VAR`]); clients are kept and shared per pair.
-pub fn client(timeout: Duration, ca_file: Option<&Path>) -> Result<reqwest::Client, String> {
-    static CLIENTS: OnceLock<
-        Mutex<HashMap<(Duration, Option<std::path::PathBuf>), reqwest::Client>>,
-    > = OnceLock::new();
-    // ring, installed once for the process unless the embedding program
-    // installed a provider of its own (then that one is used).
-    let _ = rustls::crypto::ring::default_provider().install_default();
+pub fn client(timeout: Duration, ca_file: Option<&Path>) -> Result<Client, String> {
+    type Clients = HashMap<(Duration, Option<PathBuf>), Client>;
+    static CLIENTS: OnceLock<Mutex<Clients>> = OnceLock::new();
     let key = (timeout, ca_file.map(Path::to_path_buf));
     let mut clients = crate::base::lock(CLIENTS.get_or_init(Default::default));
     if let Some(c) = clients.get(&key) {
         return Ok(c.clone());
     }
-    let mut b = reqwest::Client::builder()
-        .connect_timeout(timeout)
-        .read_timeout(timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        // One runtime per recorded call: no connection outlives it.
-        .pool_max_idle_per_host(0)
-        .http1_max_headers(512);
+    let mut extra = Vec::new();
     if let Some(path) = ca_file {
+        use rustls::pki_types::pem::PemObject;
         let pem = std::fs::read(path)
             .map_err(|e| format!("{CA_FILE_VAR}={}: cannot read it: {e}", path.display()))?;
-        let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
-            format!(
-                "{CA_FILE_VAR}={}: not PEM certificates: {e}",
-                path.display()
-            )
-        })?;
-        if certs.is_empty() {
+        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&pem) {
+            extra.push(cert.map_err(|e| {
+                format!(
+                    "{CA_FILE_VAR}={}: not PEM certificates: {e}",
+                    path.display()
+                )
+            })?);
+        }
+        if extra.is_empty() {
             return Err(format!(
                 "{CA_FILE_VAR}={}: no certificate in it (expected PEM `BEGIN CERTIFICATE` blocks)",
                 path.display()
             ));
         }
-        b = b.tls_certs_merge(certs);
     }
-    let c = b
-        .build()
-        .map_err(|e| format!("cannot set up the HTTP client: {}", chain(&e)))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier =
+        rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider.clone())
+            .map_err(|e| format!("cannot set up certificate verification: {e}"))?;
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("cannot set up TLS: {e}"))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth();
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_connect_timeout(Some(timeout));
+    http.set_nodelay(true);
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    let inner = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        // One runtime per recorded call: no connection outlives it.
+        .pool_max_idle_per_host(0)
+        .http1_max_headers(MAX_HEADERS)
+        .build(https);
+    let c = Client { inner, timeout };
     clients.insert(key, c.clone());
     Ok(c)
 }
 
 /// The CA file named by [`CA_FILE_VAR`] in `env`, if set.
-pub fn ca_file(env: &crate::base::env::Env) -> Option<std::path::PathBuf> {
-    env.non_empty(CA_FILE_VAR).map(std::path::PathBuf::from)
+pub fn ca_file(env: &crate::base::env::Env) -> Option<PathBuf> {
+    env.non_empty(CA_FILE_VAR).map(PathBuf::from)
 }
 
-/// An error and its causes, one sentence (`error sending request: …:
-/// invalid peer certificate: UnknownIssuer`).
-fn chain(e: &dyn std::error::Error) -> String {
+/// An error and its causes, one sentence (`client error (Connect): invalid
+/// peer certificate: UnknownIssuer`).
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();
     while let Some(c) = cur {
@@ -142,11 +175,21 @@ fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-fn failed(e: &reqwest::Error, url: &str) -> Failed {
+/// hyper's own error in a chain, if any.
+fn hyper_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a hyper::Error> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cur {
+        if let Some(h) = c.downcast_ref::<hyper::Error>() {
+            return Some(h);
+        }
+        cur = c.source();
+    }
+    None
+}
+
+fn failed(e: &hyper_util::client::legacy::Error, url: &str) -> Failed {
     let text = chain(e);
-    if e.is_timeout() {
-        Failed::Timeout
-    } else if e.is_connect() || e.is_builder() {
+    if e.is_connect() {
         let hint = if text.contains("certificate") {
             format!(
                 " (a certificate the system does not trust: give its CA in a PEM file with {CA_FILE_VAR}=FILE)"
@@ -154,15 +197,15 @@ fn failed(e: &reqwest::Error, url: &str) -> Failed {
         } else {
             String::new()
         };
-        Failed::Unreachable(format!("cannot connect to {url}: {text}{hint}"))
-    } else if text.contains("message head is too large") || text.contains("too many headers") {
-        Failed::TooLarge(format!(
-            "the response head from {url} is larger than the recorder takes ({MAX_HEAD} bytes, 512 headers)"
-        ))
-    } else if text.contains("invalid HTTP") || text.contains("parse") {
-        Failed::Malformed
-    } else {
-        Failed::Reset
+        return Failed::Unreachable(format!("cannot connect to {url}: {text}{hint}"));
+    }
+    match hyper_error(e) {
+        // (hyper names "too large" only with its server feature.)
+        Some(h) if h.is_parse() && h.to_string().contains("too large") => Failed::TooLarge(format!(
+            "the response head from {url} is larger than the recorder takes ({MAX_HEAD} bytes, {MAX_HEADERS} headers)"
+        )),
+        Some(h) if h.is_parse() || h.is_parse_status() => Failed::Malformed,
+        _ => Failed::Reset,
     }
 }
 
@@ -170,19 +213,27 @@ fn failed(e: &reqwest::Error, url: &str) -> Failed {
 /// [`MAX_HEAD`] and [`MAX_BODY`] bytes). A body that breaks or stalls
 /// part-way is an [`Answer`] with `complete: false`.
 pub async fn send(
-    client: &reqwest::Client,
+    client: &Client,
     method: &str,
     url: &str,
     headers: &[(String, String)],
     body: Vec<u8>,
 ) -> Result<Answer, Failed> {
-    let method = reqwest::Method::from_bytes(method.as_bytes())
-        .map_err(|_| Failed::Unreachable(format!("`{method}` is not an HTTP method")))?;
-    let mut req = client.request(method, url);
+    let uri: hyper::Uri = url
+        .parse()
+        .map_err(|e| Failed::Unreachable(format!("`{url}` is not a URL: {e}")))?;
+    let mut req = hyper::Request::builder().method(method).uri(uri);
     for (k, v) in headers {
         req = req.header(k.as_str(), v.as_str());
     }
-    let mut resp = req.body(body).send().await.map_err(|e| failed(&e, url))?;
+    let req = req
+        .body(Full::new(Bytes::from(body)))
+        .map_err(|e| Failed::Unreachable(format!("cannot send to {url}: {e}")))?;
+    let resp = match tokio::time::timeout(client.timeout, client.inner.request(req)).await {
+        Err(_) => return Err(Failed::Timeout),
+        Ok(Err(e)) => return Err(failed(&e, url)),
+        Ok(Ok(r)) => r,
+    };
     let status = resp.status().as_u16();
     let mut head = format!("HTTP/1.1 {status}\r\n").len() + 2;
     let mut hs = Vec::new();
@@ -196,19 +247,23 @@ pub async fn send(
             "the response head from {url} is {head} bytes, more than the {MAX_HEAD} the recorder takes"
         )));
     }
+    let mut body = resp.into_body();
     let mut data = Vec::new();
     let complete = loop {
-        match resp.chunk().await {
-            Ok(Some(c)) => {
-                if data.len() + c.len() > MAX_BODY {
+        match tokio::time::timeout(client.timeout, body.frame()).await {
+            Err(_) | Ok(Some(Err(_))) => break false,
+            Ok(None) => break true,
+            Ok(Some(Ok(frame))) => {
+                let Ok(chunk) = frame.into_data() else {
+                    continue;
+                };
+                if data.len() + chunk.len() > MAX_BODY {
                     return Err(Failed::TooLarge(format!(
                         "the response body from {url} is more than {MAX_BODY} bytes, the most the recorder takes"
                     )));
                 }
-                data.extend_from_slice(&c);
+                data.extend_from_slice(&chunk);
             }
-            Ok(None) => break true,
-            Err(_) => break false,
         }
     };
     Ok(Answer {
@@ -223,7 +278,7 @@ pub async fn send(
 /// (the recorder calls it from tokio's blocking pool, so a paused virtual
 /// clock does not advance while the real call is in flight).
 pub fn send_blocking(
-    client: &reqwest::Client,
+    client: &Client,
     method: &str,
     url: &str,
     headers: &[(String, String)],

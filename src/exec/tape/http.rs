@@ -16,10 +16,18 @@ use crate::model::SseItem;
 
 pub use crate::base::url::BaseUrl;
 
-/// A PEM file of certificates trusted besides the system's roots (a
-/// corporate proxy's CA, a local upstream's generated one), for recording
-/// and `faultmatrix client`.
-pub const CA_FILE_VAR: &str = "FAULTMATRIX_CA_FILE";
+/// The CA file to trust besides the system's roots, from
+/// `FAULTMATRIX_CA_FILE` (see [`crate::exec::net`]).
+#[cfg(feature = "record")]
+pub fn ca_file(env: &crate::base::env::Env) -> Option<std::path::PathBuf> {
+    crate::exec::net::ca_file(env)
+}
+
+/// Without the `record` feature there is no client to trust anything.
+#[cfg(not(feature = "record"))]
+pub fn ca_file(_env: &crate::base::env::Env) -> Option<std::path::PathBuf> {
+    None
+}
 
 /// What a recorded call got.
 #[derive(Debug, Clone, PartialEq)]

@@ -496,11 +496,7 @@ impl Transport for Recorder {
             let (headers, body) = wire_request(&request, target.key.as_ref());
             let timeout = this.setup.row.config.timeout;
             let base = target.base.clone();
-            let ca_file = this
-                .setup
-                .vars
-                .non_empty(http::CA_FILE_VAR)
-                .map(std::path::PathBuf::from);
+            let ca_file = http::ca_file(&this.setup.vars);
             let (h, b) = (headers.clone(), body.clone());
             let sent = tokio::task::spawn_blocking(move || {
                 http::send(

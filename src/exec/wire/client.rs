@@ -2,7 +2,7 @@
 //! `https://`), a request is a `POST {base}{path}` with a small JSON body,
 //! and the answer comes back as a [`Response`] or a [`TransportError`].
 //! It sends through [`crate::exec::net`], the client the recorder uses
-//! (reqwest over rustls); a dropped call future closes its connection,
+//! (hyper over rustls); a dropped call future closes its connection,
 //! which is how a client-side timeout shows on the server.
 //!
 //! This is what `faultmatrix client` runs the reference controller over,
@@ -24,7 +24,7 @@ use crate::exec::net::{self, Failed};
 pub struct HttpTransport {
     bases: Arc<HashMap<String, String>>,
     path: Arc<str>,
-    client: reqwest::Client,
+    client: net::Client,
 }
 
 /// Checks `http://host:port/prefix` (or `https://…`) and returns it
@@ -105,7 +105,7 @@ fn body_json(req: &Request) -> String {
 }
 
 async fn exchange(
-    client: reqwest::Client,
+    client: net::Client,
     url: String,
     req: Request,
 ) -> Result<Response, TransportError> {

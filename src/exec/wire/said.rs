@@ -5,11 +5,14 @@
 //! failure does not start with `faultmatrix serve` and guessing the
 //! command's environment.
 
-use std::time::Duration;
-
-use super::command::{url_var, CommandSpec, Ended};
 use crate::exec::observation::CommandOutput;
+use crate::model::command::CommandSpec;
 use crate::model::{Matrix, Row};
+
+/// `FAULTMATRIX_URL_<ROUTE>`, as the runner names it.
+fn url_var(route: &str) -> String {
+    crate::base::label::route_var("FAULTMATRIX_URL_", route)
+}
 
 /// Lines kept from the end of each stream.
 pub const MAX_LINES: usize = 20;
@@ -19,25 +22,9 @@ pub const MAX_BYTES: usize = 4000;
 /// Characters kept of the JSON result line.
 pub const MAX_JSON: usize = 2000;
 
-/// What the command printed and how it ended, bounded; `reproduce` is
-/// left empty (see [`reproduce`]).
-pub(super) fn output(
-    ended: &Ended,
-    limit: Duration,
-    stdout: &[u8],
-    stderr: &[u8],
-    json: Option<&str>,
-) -> CommandOutput {
-    let ended = match ended {
-        Ended::Exited(status) => status.to_string(),
-        Ended::Hung => format!(
-            "killed after {} (the row's budget)",
-            crate::base::duration::format(limit)
-        ),
-        Ended::Stopped(_) => "stopped by the runner".to_string(),
-        Ended::Aborted => "killed: the fixture server aborted the row".to_string(),
-        Ended::WaitFailed(e) => format!("waiting for it failed: {e}"),
-    };
+/// What the command printed, bounded, and `ended` (how it ended, in
+/// words); `reproduce` is left empty (see [`reproduce`]).
+pub fn output(ended: String, stdout: &[u8], stderr: &[u8], json: Option<&str>) -> CommandOutput {
     CommandOutput {
         ended,
         stdout: tail(stdout),
