@@ -71,7 +71,7 @@ policy:
   attempt_timeout: 5s
 tapes:
   scrub: { headers: [x-account], json_paths: [error.owner], prefixes: [cus_] }
-  timeout: 300ms
+  timeout: 2s
 defaults:
   request:
     model: gpt-4o-mini
@@ -626,8 +626,11 @@ fn resets_and_timeouts_are_recorded_as_faults_and_replay_as_such() {
     let m = t.matrix(rows);
     let up = Upstream::start(vec![
         Reply::reset(),
-        // Slower than `tapes.timeout: 300ms`, in real time.
-        served().delay(std::time::Duration::from_millis(800)),
+        // Slower than `tapes.timeout: 2s`, in real time: a delay is a lower
+        // bound, so load cannot make it arrive in time. (The timeout is 2s,
+        // not 300ms, so that an answer sent at once is never late on a
+        // loaded machine either.)
+        served().delay(std::time::Duration::from_millis(2500)),
         served(),
     ])
     .unwrap();
@@ -686,8 +689,8 @@ fn bad_tape_keys_in_a_matrix_are_diagnosed_with_positions() {
     let t = Tree::new();
     let p = t.path("m.yaml");
     let text = format!("{HEAD}{RATE_LIMITED_ROW}").replace(
-        "  timeout: 300ms",
-        "  timeout: 300ms\n  upstreams: { A: 'ftp://api.example.com' }",
+        "  timeout: 2s",
+        "  timeout: 2s\n  upstreams: { A: 'ftp://api.example.com' }",
     );
     std::fs::write(&p, text).unwrap();
     let e = faultmatrix::load::load_file(&p, "m.yaml", &Systems::new())
