@@ -9,13 +9,21 @@ pub struct BaseUrl {
 
 impl BaseUrl {
     /// Parses a base URL: `http://` or `https://`, a host, an optional
-    /// numeric port and an optional path prefix.
+    /// numeric port and an optional path prefix. A URL holding credentials
+    /// (`http://user:pass@host`) is refused, and no message shows them.
     pub fn parse(url: &str) -> Result<Self, String> {
+        let shown = crate::base::redact::url_credentials(url);
+        let url = shown.as_ref();
         let rest = url
             .strip_prefix("http://")
             .or_else(|| url.strip_prefix("https://"))
             .ok_or_else(|| format!("`{url}` is not an http:// or https:// URL"))?;
         let auth = rest.split('/').next().unwrap_or("");
+        if auth.contains('@') {
+            return Err(format!(
+                "`{url}` holds credentials: give the key in `FAULTMATRIX_UPSTREAM_<ROUTE>_KEY` or `key_env` instead (see docs/tapes.md); a URL is printed in messages, a key never is"
+            ));
+        }
         // `[::1]:8080`: the port follows the bracket.
         let (host, port) = match auth.find(']') {
             Some(end) if auth.starts_with('[') => {
@@ -63,5 +71,17 @@ mod tests {
         assert!(BaseUrl::parse("https:///v1")
             .unwrap_err()
             .contains("no host"));
+    }
+
+    #[test]
+    fn a_url_with_credentials_is_refused_without_showing_them() {
+        let e = BaseUrl::parse("http://user:hunter2@127.0.0.1:9/v1").unwrap_err();
+        assert!(
+            e.starts_with("`http://***@127.0.0.1:9/v1` holds credentials"),
+            "{e}"
+        );
+        let e = BaseUrl::parse("https://user:hunter2@example.test").unwrap_err();
+        assert!(!e.contains("hunter2"), "{e}");
+        assert_eq!(BaseUrl::parse("http://h:1/p/").unwrap().url, "http://h:1/p");
     }
 }
