@@ -163,8 +163,10 @@ fn wrong_client_trials() -> Vec<Trial> {
         (
             "runner-tests/wire-wrong/ignore-retry-after.yaml",
             &[
-                "- A1 429 RATE_LIMITED retry wait=1s\n+ A1 429 RATE_LIMITED retry wait=2",
-                "A1 wait (after A1, before the next call): observed 2",
+                // The measured wait itself (200ms, more on a loaded
+                // machine) is not asserted: only that it misses short.
+                "- A1 429 RATE_LIMITED retry wait=1s\n+ A1 429 RATE_LIMITED retry wait=",
+                "A1 wait (after A1, before the next call): observed ",
                 "expected 1s ±(50ms + 10%) = 850ms..1150ms: ",
                 "ms too short",
             ],
@@ -187,8 +189,8 @@ fn wrong_client_trials() -> Vec<Trial> {
         (
             "runner-tests/wire-wrong/short-wait.yaml",
             &[
-                "- A1 500 SERVER_ERROR retry wait=200ms\n+ A1 500 SERVER_ERROR retry wait=1",
-                "expected 200ms ±(20ms + 0%) = 180ms..220ms: ",
+                "- A1 503 UPSTREAM_UNAVAILABLE retry wait=2s\n+ A1 503 UPSTREAM_UNAVAILABLE retry wait=",
+                "expected 2s ±(20ms + 0%) = 1980ms..2020ms: ",
                 "ms too short",
             ],
         ),

@@ -11,6 +11,7 @@ mod common;
 
 mod authoring;
 mod bless;
+mod command_output;
 mod diagnostics;
 mod docs;
 mod explore;

@@ -184,7 +184,13 @@ pub fn client(a: &ClientArgs, systems: &Systems, vars: &Env) -> u8 {
         let url = env(&url_var(r)).unwrap_or_else(|| "http://127.0.0.1:9".into());
         bases.push((r.clone(), url));
     }
-    let transport = match HttpTransport::new(&bases, &a.path) {
+    let ca_file = crate::exec::net::ca_file(vars);
+    let transport = match HttpTransport::with_options(
+        &bases,
+        &a.path,
+        std::time::Duration::from_secs(60),
+        ca_file.as_deref(),
+    ) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");

@@ -6,6 +6,8 @@
 pub mod fuzz;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "record")]
+pub mod net;
 pub mod observation;
 pub mod run;
 pub mod runtime;

@@ -232,5 +232,6 @@ async fn run_row_async(
         failures,
         request_id,
         tape,
+        command: None,
     }
 }

@@ -365,6 +365,38 @@ pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
     problems.0
 }
 
+/// What a failing command system printed and how to run it by hand: how
+/// it ended, the end of its stdout and stderr, its JSON result, then the
+/// shell lines (each bounded by the runner, see `exec::wire::said`).
+pub fn command_output(said: &crate::exec::observation::CommandOutput) -> String {
+    let mut t = format!("the command ended: {}\n", said.ended);
+    for (name, text) in [("stdout", &said.stdout), ("stderr", &said.stderr)] {
+        if text.is_empty() {
+            t.push_str(&format!("its {name}: (nothing)\n"));
+        } else {
+            t.push_str(&format!("its {name} ends with:\n"));
+            for l in text.lines() {
+                t.push_str("  | ");
+                t.push_str(l);
+                t.push('\n');
+            }
+        }
+    }
+    match &said.json {
+        Some(j) => t.push_str(&format!("its JSON result: {j}\n")),
+        None => t.push_str("its JSON result: none (no line of its stdout starts with `{`)\n"),
+    }
+    if !said.reproduce.is_empty() {
+        t.push_str("run it by hand:\n");
+        for l in &said.reproduce {
+            t.push_str("  ");
+            t.push_str(l);
+            t.push('\n');
+        }
+    }
+    t
+}
+
 /// Problems in the making.
 #[derive(Default)]
 struct Problems(Vec<Problem>);

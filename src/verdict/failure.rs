@@ -87,6 +87,8 @@ pub enum ProblemKind {
     Snapshot,
     /// Context: the observed trace of a row that asserts no trace.
     ObservedTrace,
+    /// Context: what a command system printed, and how to run it by hand.
+    CommandOutput,
     /// A file that does not load (its diagnostics).
     Load,
     /// A registry guardrail.

@@ -52,7 +52,7 @@ pub fn judge(
     if matrix.real_clock() {
         tolerance::snap(row, &mut obs, &row.settings.tolerance);
     }
-    let problems = tape::problems(row, &obs, || {
+    let mut problems = tape::problems(row, &obs, || {
         let mut p = compare::problems(matrix, row, &obs);
         if row.expect.snapshot {
             if let Err(s) = snapshot::check(matrix, row, &obs, &opts.snapshots) {
@@ -61,6 +61,12 @@ pub fn judge(
         }
         p
     });
+    if let (false, Some(said)) = (problems.is_empty(), &obs.command) {
+        problems.push(Problem::new(
+            ProblemKind::CommandOutput,
+            compare::command_output(said),
+        ));
+    }
     let result = if problems.is_empty() {
         Ok(())
     } else {

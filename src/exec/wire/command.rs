@@ -251,6 +251,20 @@ pub(super) enum Ended {
     Returned(crate::contracts::system::SystemResult, Vec<Escalation>),
 }
 
+/// How the command ended, in words (for [`super::said`]).
+fn ended_text(ended: &Ended, limit: Duration) -> String {
+    match ended {
+        Ended::Exited(status) => status.to_string(),
+        Ended::Hung => format!(
+            "killed after {} (the row's budget)",
+            crate::base::duration::format(limit)
+        ),
+        Ended::Stopped(_) => "stopped by the runner".to_string(),
+        Ended::Aborted => "killed: the fixture server aborted the row".to_string(),
+        Ended::WaitFailed(e) => format!("waiting for it failed: {e}"),
+    }
+}
+
 /// The row's routes, in the order its listeners are started: the declared
 /// route order (the fallback order a client reads from
 /// `FAULTMATRIX_ROUTES`), then any other scripted route; a declared route
@@ -538,6 +552,7 @@ pub(super) fn observation(matrix: &Matrix, row: &Row, request_id: String, ran: R
         .rev()
         .map(str::trim)
         .find(|l| l.starts_with('{'));
+    let said = super::said::output(ended_text(&ended, limit), &stdout, &stderr, json_line);
     let result: Option<JsonResult> = json_line.and_then(|l| serde_json::from_str(l).ok());
     if json_line.is_some() && result.is_none() {
         failures.push(format!(
@@ -653,6 +668,7 @@ pub(super) fn observation(matrix: &Matrix, row: &Row, request_id: String, ran: R
         failures,
         request_id,
         tape: None,
+        command: Some(said),
     }
 }
 

@@ -7,6 +7,7 @@
 //! |---|---|
 //! | HTTP/1.1 codec (requests, responses, chunked, SSE) | [`http`] |
 //! | the fixture server, one listener per route per row | [`server`] |
+//! | what a command printed, and how to run it by hand | [`said`] |
 //! | command systems, the row runner over the wire | [`command`] |
 //! | the row's virtual clock shared with the client process (clock shims) | [`vclock`] |
 //! | a real-HTTP [`crate::contracts::transport::Transport`] | [`client`] |
@@ -16,10 +17,12 @@
 //! In-process virtual time stays the default and the exact mode; over the
 //! wire is the reach mode. See `docs/over-the-wire.md`.
 
+#[cfg(feature = "record")]
 pub mod client;
 pub mod command;
 pub mod http;
 pub mod over_http;
+pub mod said;
 pub mod server;
 pub mod vclock;
 pub mod warm;
@@ -44,7 +47,7 @@ static REAL_TIME_ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 /// ([`command`]), each on a fresh current-thread runtime. A real-clock row
 /// runs while no other command row of this process does.
 pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
-    match spec.clock {
+    let mut obs = match spec.clock {
         Clock::Real => {
             let _alone = REAL_TIME_ALONE
                 .write()
@@ -63,5 +66,9 @@ pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Obs
                 format!("cannot start a runtime for the clock and fixture server: {e}"),
             ),
         },
+    };
+    if let Some(said) = &mut obs.command {
+        said.reproduce = said::reproduce(matrix, row, spec);
     }
+    obs
 }
