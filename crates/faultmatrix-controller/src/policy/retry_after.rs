@@ -116,11 +116,12 @@ pub fn parse_http_date(v: &str, now: SystemTime) -> Option<SystemTime> {
             }
             let yy = two_digits(dmy[2])? as i64;
             let now_year = civil_from_days(secs(now).div_euclid(86_400)).0;
-            let mut year = now_year - now_year.rem_euclid(100) + yy;
-            if year > now_year + 50 {
-                year -= 100;
-            }
-            (year, month(dmy[1])?, two_digits(dmy[0])?, hms(parts[1])?)
+            (
+                rfc850_year(yy, now_year),
+                month(dmy[1])?,
+                two_digits(dmy[0])?,
+                hms(parts[1])?,
+            )
         } else {
             return None;
         }
@@ -150,6 +151,17 @@ pub fn parse_http_date(v: &str, now: SystemTime) -> Option<SystemTime> {
         return None;
     }
     Some(UNIX_EPOCH + Duration::from_secs(t as u64))
+}
+
+/// The year a two-digit RFC 850 year `yy` names, read in `now_year`: RFC
+/// 9110 §5.6.7 says a date that appears to be more than 50 years in the
+/// future is the most recent past year with the same last two digits. So
+/// it is the latest year ending in `yy` that is at most 50 years after
+/// `now_year`, in the next century as well as this one (`23` read in 1994
+/// is 2023, 29 years ahead, not 1923).
+fn rfc850_year(yy: i64, now_year: i64) -> i64 {
+    let latest = now_year + 50;
+    latest - (latest - yy).rem_euclid(100)
 }
 
 fn secs(t: SystemTime) -> i64 {
@@ -258,6 +270,26 @@ mod tests {
             parse_retry_after("Monday, 30-Nov-26 00:00:10 GMT", now),
             Some(Duration::from_secs(10))
         );
+    }
+
+    #[test]
+    fn rfc850_two_digit_years_may_be_in_the_next_century() {
+        // Read in 1994 (the default wall clock), `23` is 2023: 29 years
+        // ahead is not "more than 50 years in the future".
+        let t = parse_http_date("Friday, 29-Sep-23 12:00:00 GMT", now()).unwrap();
+        assert_eq!(civil_from_days(secs(t).div_euclid(86_400)), (2023, 9, 29));
+        assert_eq!(rfc850_year(23, 1994), 2023);
+        assert_eq!(rfc850_year(44, 1994), 2044);
+        assert_eq!(rfc850_year(45, 1994), 1945);
+        assert_eq!(rfc850_year(94, 1994), 1994);
+        assert_eq!(rfc850_year(0, 1999), 2000);
+        assert_eq!(rfc850_year(49, 1999), 2049);
+        assert_eq!(rfc850_year(50, 1999), 1950);
+        assert_eq!(rfc850_year(76, 2026), 2076);
+        assert_eq!(rfc850_year(77, 2026), 1977);
+        // Seen as guidance from 1994, 2023 is about 29 years away.
+        let wait = parse_retry_after("Friday, 29-Sep-23 12:00:00 GMT", now()).unwrap();
+        assert!(wait > Duration::from_secs(28 * 365 * 86_400), "{wait:?}");
     }
 
     #[test]
