@@ -386,10 +386,109 @@ fn check_warns_when_a_code_caps_a_route_s_attempts() {
     let (code, out, err) = crate::common::cli(dir.path(), &["check", "m.yaml"]);
     assert_eq!(code, 0, "a warning does not fail check: {out}{err}");
     assert!(
-        out.contains("warning: route A allows 5 attempts, but the registry caps ")
+        out.contains("warning: route A allows 5 attempts, but a code's `max_attempts` caps it: ")
             && out.contains("UPSTREAM_UNAVAILABLE at 3 (built-in registry)"),
         "{out}"
     );
     assert!(out.contains(" --> m.yaml:3:33"), "{out}");
     assert!(!out.contains("route B allows"), "{out}");
+}
+
+/// A reference matrix whose route A allows five calls (the built-in
+/// registry allows a 503 three).
+fn capped(top: &str, row_keys: &str) -> String {
+    format!(
+        "title: caps
+policy:
+  routes: [{{ name: A, attempts: 5 }}, {{ name: B, attempts: 1 }}]
+  backoff: {{ initial: 1s, factor: 1, cap: 30s, jitter: none }}
+{top}rows:
+  - name: five on A
+{row_keys}    inject: {{ A: [503, 503, 503, 503, 200] }}
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=1s
+        A2 503 UPSTREAM_UNAVAILABLE retry wait=1s
+        A3 503 UPSTREAM_UNAVAILABLE retry wait=1s
+        A4 503 UPSTREAM_UNAVAILABLE retry wait=1s
+        A5 200 return
+"
+    )
+}
+
+fn run_capped(text: &str) -> Result<(), String> {
+    let m = load_text("caps.yaml", text, None, &Systems::new()).unwrap_or_else(|e| panic!("{e}"));
+    let obs = run_row(&m, &m.rows[0]);
+    faultmatrix::verdict::check(&m, &m.rows[0], &obs).map_err(|f| f.render())
+}
+
+#[test]
+fn the_diff_says_why_a_route_switched_early() {
+    let e = run_capped(&capped("", "")).unwrap_err();
+    assert!(e.contains("+ A3 503 UPSTREAM_UNAVAILABLE switch"), "{e}");
+    assert!(
+        e.contains("note: route A switched after 3 calls, not 5: UPSTREAM_UNAVAILABLE caps it at 3 (built-in registry), below the route's `attempts: 5` (caps.yaml:3:33); set `codes: { UPSTREAM_UNAVAILABLE: { max_attempts: 5 } }` in the row or file to allow more"),
+        "{e}"
+    );
+    // The run stopping on its last route is explained too, with the
+    // stop when no trace is asserted.
+    let one_route = "title: caps
+policy:
+  routes: [{ name: A, attempts: 4 }]
+rows:
+  - name: r
+    inject: { A: [{ status: 503, repeat: forever }] }
+    expect: { stop: success }
+";
+    let e = run_capped(one_route).unwrap_err();
+    assert!(
+        e.contains("stop: expected `success`, observed `exhausted`\nnote: route A stopped after 3 calls, not 4: UPSTREAM_UNAVAILABLE caps it at 3 (built-in registry), below the route's `attempts: 4` (caps.yaml:3:33)"),
+        "{e}"
+    );
+    // A route that used its own attempts says nothing of caps.
+    let e = run_capped(&capped("", "").replace("attempts: 5", "attempts: 2")).unwrap_err();
+    assert!(!e.contains("note: route A"), "{e}");
+}
+
+#[test]
+fn codes_raise_a_limit_per_file_or_row_without_a_registry_file() {
+    let file = "codes:\n  UPSTREAM_UNAVAILABLE: { max_attempts: 5 }\n";
+    run_capped(&capped(file, "")).unwrap();
+    run_capped(&capped(
+        "",
+        "    codes: { UPSTREAM_UNAVAILABLE: { max_attempts: 5 } }\n",
+    ))
+    .unwrap();
+    // A row's lowers the file's again, and the diff points at the row's.
+    let e = run_capped(&capped(
+        file,
+        "    codes: { UPSTREAM_UNAVAILABLE: { max_attempts: 2 } }\n",
+    ))
+    .unwrap_err();
+    assert!(e.contains("+ A2 503 UPSTREAM_UNAVAILABLE switch"), "{e}");
+    assert!(
+        e.contains("UPSTREAM_UNAVAILABLE caps it at 2 (caps.yaml:9:52, `codes`)"),
+        "{e}"
+    );
+    // check: no warning once the file raises the limit; a row's own
+    // limit is warned at its place.
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::write(dir.path(), "a.yaml", &capped(file, ""));
+    let (code, out, err) = crate::common::cli(dir.path(), &["check", "a.yaml"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("warning: route A allows 5"), "{out}");
+    assert!(!out.contains("UPSTREAM_UNAVAILABLE at"), "{out}");
+    crate::common::write(
+        dir.path(),
+        "b.yaml",
+        &capped(
+            "",
+            "    codes: { UPSTREAM_UNAVAILABLE: { max_attempts: 2 } }\n",
+        ),
+    );
+    let (_, out, _) = crate::common::cli(dir.path(), &["check", "b.yaml"]);
+    assert!(
+        out.contains("UPSTREAM_UNAVAILABLE at 2 (b.yaml:7:52, `codes`)"),
+        "{out}"
+    );
 }

@@ -10,6 +10,7 @@
 //! | [`matrix`] | a matrix file: fast path, slow path, registry, system, rows |
 //! | [`rows`], [`settings`], [`entries`], [`expect`] | a row, its settings, script entries, expectations |
 //! | [`clock`] | `clock:`: where a file's or row's wall clock starts |
+//! | [`codes`] | `codes:`: a registry code's `max_attempts` set per file or row |
 //! | [`row_policy`] | a row's own `policy` keys, merged over the file's |
 //! | [`trace_line`] | the grammar of an expected trace line |
 //! | [`registry`], [`cache`] | registry files, the built-in registry, parsed once per text |
@@ -20,6 +21,7 @@
 pub mod built;
 pub mod cache;
 pub mod clock;
+pub mod codes;
 pub mod command;
 pub mod ctx;
 pub mod entries;

@@ -29,6 +29,10 @@ pub struct RawMatrix {
     /// (an HTTP-date or RFC 3339; default Sun, 06 Nov 1994 08:49:37 GMT).
     #[serde(default)]
     pub clock: Option<crate::load::clock::RawClock>,
+    /// A registry code's `max_attempts` for every row of this file, without
+    /// a registry file: `{ UPSTREAM_UNAVAILABLE: { max_attempts: 5 } }`.
+    #[serde(default)]
+    pub codes: Option<crate::load::codes::RawCodes>,
     /// A reason-code registry, relative to this file (default: the built-in registry).
     #[serde(default)]
     pub registry: Option<String>,
@@ -135,6 +139,10 @@ pub struct RawRow {
     /// Where this row's wall clock starts (over the file's `clock`).
     #[serde(default)]
     pub clock: Option<crate::load::clock::RawClock>,
+    /// A registry code's `max_attempts` for this row (over the file's
+    /// `codes`): `{ UPSTREAM_UNAVAILABLE: { max_attempts: 5 } }`.
+    #[serde(default)]
+    pub codes: Option<crate::load::codes::RawCodes>,
 }
 
 /// The request a row sends.

@@ -82,6 +82,9 @@ pub struct Settings {
     /// Where the row's wall clock starts (`clock.wall`); default RFC
     /// 9110's example date.
     pub wall: Option<std::time::SystemTime>,
+    /// Codes whose `max_attempts` the file's or the row's `codes:` sets,
+    /// in the order applied (the row's after the file's).
+    pub codes: Vec<crate::model::registry::CodeLimit>,
 }
 
 /// A system built for one row (its `policy` merged over the file's).
@@ -117,6 +120,7 @@ impl Default for Settings {
             system: None,
             env: Vec::new(),
             wall: None,
+            codes: Vec::new(),
         }
     }
 }

@@ -1,0 +1,167 @@
+//! Limits explained: where a registry code's `max_attempts` caps a route
+//! below its `attempts` (`attempts: 5` became three calls for a 503), with
+//! both places, for `faultmatrix check`'s warning and for a failing row's
+//! diff ("route A switched after 3 calls, not 5: ...").
+//!
+//! A code's limit is the registry's, or the one the file's or the row's
+//! `codes:` sets (the row's last); a route's `attempts` is the file's
+//! `policy`, or the row's `policy` when the row sets its routes.
+
+use crate::base::yaml::{self, Seg, Value};
+use crate::exec::run::Observation;
+use crate::model::{Matrix, Row};
+
+/// One route whose `attempts` a code's `max_attempts` caps, for one row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cap {
+    /// The route.
+    pub route: String,
+    /// Its `attempts`.
+    pub attempts: u64,
+    /// Where `attempts` is written: `m.yaml:3:33`.
+    pub attempts_at: String,
+    /// The capping code.
+    pub code: String,
+    /// Its `max_attempts`.
+    pub max: u32,
+    /// Where the limit is set: `built-in registry`, `codes.yaml:12`, or
+    /// `m.yaml:4:40, \`codes\``.
+    pub max_at: String,
+}
+
+/// The caps in force for a row of a matrix on the reference system (other
+/// systems' policies are their own: none).
+pub fn caps(m: &Matrix, row: &Row) -> Vec<Cap> {
+    match doc_of(m) {
+        Some(doc) => caps_in(m, &doc, row),
+        None => Vec::new(),
+    }
+}
+
+/// The matrix's text as a tree, when its system is the reference one.
+pub fn doc_of(m: &Matrix) -> Option<Value> {
+    if m.system_name() != "reference" {
+        return None;
+    }
+    yaml::parse_value(&m.source).ok()
+}
+
+fn at(v: &Value, path: &[Seg]) -> Option<Value> {
+    let mut cur = v;
+    for seg in path {
+        cur = match seg {
+            Seg::Key(k) => cur.get(k.as_str())?,
+            Seg::Index(i) => cur.as_sequence()?.get(*i)?,
+        };
+    }
+    Some(cur.clone())
+}
+
+/// [`caps`] with the matrix's text already parsed (`doc`).
+pub fn caps_in(m: &Matrix, doc: &Value, row: &Row) -> Vec<Cap> {
+    let mut row_routes = row.path.clone();
+    row_routes.extend([Seg::Key("policy".into()), Seg::Key("routes".into())]);
+    let file_routes = vec![Seg::Key("policy".into()), Seg::Key("routes".into())];
+    let (routes_path, routes) = match at(doc, &row_routes) {
+        Some(Value::Sequence(r)) => (row_routes, r),
+        _ => match at(doc, &file_routes) {
+            Some(Value::Sequence(r)) => (file_routes, r),
+            _ => return Vec::new(),
+        },
+    };
+    let mut out = Vec::new();
+    for (i, r) in routes.iter().enumerate() {
+        let (Some(name), Some(attempts)) = (
+            r.get("name").and_then(Value::as_str),
+            r.get("attempts").and_then(Value::as_u64),
+        ) else {
+            continue;
+        };
+        let mut apath = routes_path.clone();
+        apath.extend([Seg::Index(i), Seg::Key("attempts".into())]);
+        let p = m.pos(&apath);
+        let attempts_at = format!("{}:{}:{}", m.file, p.line, p.col);
+        for c in m.registry.codes.iter().filter(|c| c.def.retryable) {
+            let set = row
+                .settings
+                .codes
+                .iter()
+                .rev()
+                .find(|l| l.code == c.def.name);
+            let (max, max_at) = match (set, c.def.max_attempts) {
+                (Some(l), _) => {
+                    let p = m.pos(&l.path);
+                    (
+                        l.max_attempts,
+                        format!("{}:{}:{}, `codes`", m.file, p.line, p.col),
+                    )
+                }
+                (None, Some(max)) => match c.line {
+                    0 => (max, m.registry.origin.clone()),
+                    line => (max, format!("{}:{line}", m.registry.origin)),
+                },
+                (None, None) => continue,
+            };
+            if u64::from(max) < attempts {
+                out.push(Cap {
+                    route: name.to_string(),
+                    attempts,
+                    attempts_at: attempts_at.clone(),
+                    code: c.def.name.clone(),
+                    max,
+                    max_at,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Why a route stopped short, for a failing row's report: one line per
+/// route whose last call was cut by a code's `max_attempts` below the
+/// route's `attempts` (the route switched, or the run stopped).
+pub fn explain(m: &Matrix, row: &Row, obs: &Observation) -> Vec<String> {
+    let caps = caps(m, row);
+    if caps.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, line) in obs.lines.iter().enumerate() {
+        if !matches!(line.decision.as_str(), "switch" | "fail") {
+            continue;
+        }
+        // The route's last call.
+        if obs.lines[i + 1..].iter().any(|l| l.route == line.route) {
+            continue;
+        }
+        let Some(code) = &line.code else { continue };
+        let Some(cap) = caps.iter().find(|c| {
+            c.route == line.route
+                && &c.code == code
+                && u64::from(line.attempt) >= u64::from(c.max)
+                && u64::from(line.attempt) < c.attempts
+        }) else {
+            continue;
+        };
+        let what = if line.decision == "switch" {
+            "switched"
+        } else {
+            "stopped"
+        };
+        out.push(format!(
+            "route {} {what} after {} call{}, not {}: {} caps it at {} ({}), below the route's `attempts: {}` ({}); set `codes: {{ {}: {{ max_attempts: {} }} }}` in the row or file to allow more",
+            cap.route,
+            line.attempt,
+            if line.attempt == 1 { "" } else { "s" },
+            cap.attempts,
+            cap.code,
+            cap.max,
+            cap.max_at,
+            cap.attempts,
+            cap.attempts_at,
+            cap.code,
+            cap.attempts,
+        ));
+    }
+    out
+}
