@@ -492,3 +492,81 @@ fn codes_raise_a_limit_per_file_or_row_without_a_registry_file() {
         "{out}"
     );
 }
+
+/// The values the loader accepts at a place, read from its own message for
+/// a wrong value there (`expected one of: a, b`).
+fn loader_values(text: &str) -> Vec<String> {
+    let e = match load_text("enum.yaml", text, None, &Systems::new()) {
+        Ok(_) => panic!("`bogus` was accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    };
+    let list = e
+        .lines()
+        .find_map(|l| {
+            l.split_once("expected one of: ")
+                .map(|(_, l)| l.to_string())
+        })
+        .unwrap_or_else(|| panic!("no list of values in:\n{e}"));
+    list.split(", ").map(str::to_string).collect()
+}
+
+#[test]
+fn every_enum_the_loader_enforces_is_in_the_json_schema() {
+    let schema: serde_json::Value = serde_json::from_str(&faultmatrix::load::schema::render(
+        faultmatrix::load::schema::Kind::Matrix,
+    ))
+    .unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let json = |yaml: &str| -> serde_json::Value {
+        serde_json::to_value(serde_yaml::from_str::<serde_yaml::Value>(yaml).unwrap()).unwrap()
+    };
+    // Each place the loader takes one of a fixed list of words: a file
+    // with `V` there. The list is the loader's (from its message, or its
+    // constant); the schema must accept exactly those words there.
+    let row = "rows:\n  - name: a\n    inject: { A: [200] }\n    expect: { stop: success }\n";
+    let places: Vec<(&str, String, Option<Vec<String>>)> = vec![
+        (
+            "expect.stop",
+            "title: t\nrows:\n  - name: a\n    inject: { A: [200] }\n    expect: { stop: V }\n"
+                .into(),
+            None,
+        ),
+        (
+            "inject fault",
+            "title: t\nrows:\n  - name: a\n    inject: { A: [{ fault: V }, 200] }\n    expect: { stop: success }\n".into(),
+            None,
+        ),
+        (
+            "policy.backoff.jitter",
+            format!("title: t\npolicy: {{ backoff: {{ jitter: V }} }}\n{row}"),
+            None,
+        ),
+        (
+            "policy.retry_after.above_cap",
+            format!("title: t\npolicy: {{ retry_after: {{ above_cap: V }} }}\n{row}"),
+            None,
+        ),
+        (
+            // Its message names the two words in a sentence.
+            "system.clock",
+            format!("title: t\nsystem: {{ command: [python3, x.py], routes: [A], clock: V }}\n{row}"),
+            Some(vec!["virtual".into(), "real".into()]),
+        ),
+    ];
+    for (place, text, words) in places {
+        let words = words.unwrap_or_else(|| loader_values(&text.replace(": V", ": bogus")));
+        assert!(!words.is_empty(), "{place}");
+        for w in &words {
+            let doc = json(&text.replace(": V", &format!(": {w}")));
+            assert!(
+                v.is_valid(&doc),
+                "{place}: the schema rejects `{w}`, which the loader accepts"
+            );
+        }
+        let bogus = json(&text.replace(": V", ": bogus"));
+        assert!(
+            !v.is_valid(&bogus),
+            "{place}: the schema accepts `bogus`; the loader takes only {words:?}"
+        );
+    }
+}

@@ -280,13 +280,17 @@ pub(crate) fn entry_from_raw(
                 format!("a `{f}` fault has no response: drop `headers`, `body` and `stream`"),
             );
         }
-        let Some(mut e) = fault_entry(f).filter(|_| f != "ok") else {
+        let Some(mut e) = fault_entry(f).filter(|_| super::raw::FAULTS.contains(&f.as_str()))
+        else {
             let pos = cx.pos(&child(path, key("fault")));
             cx.error_at(
                 pos,
                 format!("unknown fault `{f}`"),
-                Some("expected one of: timeout, reset, malformed, truncated".into()),
-                did_you_mean(f, ["timeout", "reset", "malformed", "truncated"]),
+                Some(format!(
+                    "expected one of: {}",
+                    super::raw::FAULTS.join(", ")
+                )),
+                did_you_mean(f, super::raw::FAULTS.iter().copied()),
             );
             return None;
         };

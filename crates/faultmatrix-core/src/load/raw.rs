@@ -258,8 +258,9 @@ pub struct RawEntry {
     /// Virtual delay before answering.
     #[serde(default)]
     pub latency: Option<Dur>,
-    /// `timeout`, `reset` or `malformed`.
+    /// `timeout`, `reset`, `malformed` or `truncated`.
     #[serde(default)]
+    #[schemars(with = "Option<FaultSchema>")]
     pub fault: Option<String>,
     /// A create request's timeout happened after the record was committed.
     #[serde(default)]
@@ -450,6 +451,19 @@ schema_only!(
     |_g| json_schema!({
         "description": "Configuration handed to the system under test. For the reference system (`system: reference` or no `system`): `routes`, `backoff`, `deadline`, `attempt_timeout`, `switch_delay`, `retry_after`, `body_paths`, `switch_on`, `retry_creates_without_key`; see docs/configuration.md.",
         "type": ["object", "null"]
+    })
+);
+
+/// The faults a map entry's `fault:` takes: the loader checks them, the
+/// JSON Schema enumerates them.
+pub const FAULTS: &[&str] = &["timeout", "reset", "malformed", "truncated"];
+
+schema_only!(
+    /// A map entry's `fault`: one of [`FAULTS`].
+    FaultSchema,
+    |_g| json_schema!({
+        "description": "A fault instead of a response.",
+        "enum": FAULTS
     })
 );
 
