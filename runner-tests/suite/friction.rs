@@ -537,6 +537,11 @@ fn every_enum_the_loader_enforces_is_in_the_json_schema() {
             None,
         ),
         (
+            "a relative header date's form",
+            "title: t\nrows:\n  - name: a\n    inject: { A: [{ status: 503, headers: { retry-after: { http-date: now+1s, form: V } } }, 200] }\n    expect: { stop: success }\n".into(),
+            None,
+        ),
+        (
             "policy.backoff.jitter",
             format!("title: t\npolicy: {{ backoff: {{ jitter: V }} }}\n{row}"),
             None,
@@ -568,5 +573,63 @@ fn every_enum_the_loader_enforces_is_in_the_json_schema() {
             !v.is_valid(&bogus),
             "{place}: the schema accepts `bogus`; the loader takes only {words:?}"
         );
+    }
+}
+
+#[test]
+fn header_dates_can_be_written_relative_to_the_wall_clock() {
+    let row = |clock: &str, header: &str, wait: &str| {
+        format!(
+            "  - name: r
+{clock}    inject:
+      A:
+        - {{ status: 503, latency: 2s, headers: {{ retry-after: {header} }} }}
+        - 200
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait={wait}
+        A2 200 return at={}
+",
+            if wait == "20s" { "22s" } else { "3.5s" }
+        )
+    };
+    // Every form, on the default clock and on a 2023 one: `now` is when
+    // the answer is sent (after its 2s latency), so the guidance is 20s.
+    for clock in ["", "    clock: { wall: 2023-09-29T12:00:00Z }\n"] {
+        for form in [
+            "",
+            ", form: imf-fixdate",
+            ", form: rfc850",
+            ", form: asctime",
+        ] {
+            let h = format!("{{ http-date: now+20s{form} }}");
+            verdict(&row(clock, &h, "20s")).unwrap_or_else(|e| panic!("{h}: {e}"));
+        }
+        // A date in the past is no guidance: the backoff's 1.5s.
+        verdict(&row(clock, "{ http-date: now-5s }", "1.5s")).unwrap();
+    }
+    for (header, message) in [
+        (
+            "{ http_date: now+20s }",
+            "unknown key `http_date` in a header value",
+        ),
+        (
+            "{ http-date: now+20s, form: rfc-850 }",
+            "did you mean `rfc850`?",
+        ),
+        (
+            "{ http-date: tomorrow }",
+            "`tomorrow` is not a time relative to now",
+        ),
+        ("{ http-date: now+20 }", "has no unit"),
+    ] {
+        let text = matrix(&row("", header, "20s"));
+        let e = match load_text("friction.yaml", &text, None, &Systems::new()) {
+            Ok(_) => panic!("{header} was accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(message), "{header}: {e}");
+        assert!(e.contains(" --> friction.yaml:10:"), "{header}: {e}");
+        assert_eq!(e.matches("error:").count(), 1, "{e}");
     }
 }

@@ -210,6 +210,7 @@ fn response(status: u16, headers: Vec<(String, String)>, body: Option<String>) -
         headers,
         body,
         stream: None,
+        dates: Vec::new(),
     })
 }
 
@@ -281,6 +282,7 @@ pub fn entry(step: &Step, registry: &Registry) -> Entry {
                         items: stream_items(*data, *comment),
                         breaks: *breaks,
                     }),
+                    dates: Vec::new(),
                 }),
                 Answer::Ok | Answer::Code(_) => unreachable!("handled above"),
             };

@@ -115,6 +115,7 @@ pub fn entry(r: &TapeResponse) -> Entry {
                     .collect(),
                 breaks: s.breaks,
             }),
+            dates: Vec::new(),
         }),
     };
     Entry {

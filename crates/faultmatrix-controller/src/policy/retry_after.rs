@@ -204,6 +204,52 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// The three HTTP-date forms of RFC 9110 §5.6.7.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DateForm {
+    /// `Sun, 06 Nov 1994 08:49:37 GMT` (the preferred form).
+    #[default]
+    ImfFixdate,
+    /// `Sunday, 06-Nov-94 08:49:37 GMT` (obsolete, two-digit year).
+    Rfc850,
+    /// `Sun Nov  6 08:49:37 1994` (C's asctime).
+    Asctime,
+}
+
+impl DateForm {
+    /// Every form by its name: `imf-fixdate`, `rfc850`, `asctime`.
+    pub const NAMES: [(&'static str, DateForm); 3] = [
+        ("imf-fixdate", DateForm::ImfFixdate),
+        ("rfc850", DateForm::Rfc850),
+        ("asctime", DateForm::Asctime),
+    ];
+}
+
+/// Writes `t` (whole seconds, UTC) as an HTTP-date in the given form. A
+/// time before 1970 is written as 1970-01-01 00:00:00.
+pub fn format_http_date(t: SystemTime, form: DateForm) -> String {
+    let s = secs(t).max(0);
+    let days = s.div_euclid(86_400);
+    let (y, mo, d) = civil_from_days(days);
+    let rem = s.rem_euclid(86_400);
+    let (h, mi, sec) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    // 1970-01-01 was a Thursday (index 3 from Monday).
+    let wd = (days + 3).rem_euclid(7) as usize;
+    let mon = MONTHS[mo as usize - 1];
+    match form {
+        DateForm::ImfFixdate => format!(
+            "{}, {d:02} {mon} {y:04} {h:02}:{mi:02}:{sec:02} GMT",
+            DAYS[wd]
+        ),
+        DateForm::Rfc850 => format!(
+            "{}, {d:02}-{mon}-{:02} {h:02}:{mi:02}:{sec:02} GMT",
+            LONG_DAYS[wd],
+            y.rem_euclid(100)
+        ),
+        DateForm::Asctime => format!("{} {mon} {d:>2} {h:02}:{mi:02}:{sec:02} {y:04}", DAYS[wd]),
+    }
+}
+
 /// The virtual wall clock's default start: the RFC 9110 example date,
 /// Sun, 06 Nov 1994 08:49:37 GMT, so examples can be copied from the RFC.
 pub fn default_wall_start() -> SystemTime {
@@ -290,6 +336,28 @@ mod tests {
         // Seen as guidance from 1994, 2023 is about 29 years away.
         let wait = parse_retry_after("Friday, 29-Sep-23 12:00:00 GMT", now()).unwrap();
         assert!(wait > Duration::from_secs(28 * 365 * 86_400), "{wait:?}");
+    }
+
+    #[test]
+    fn formats_each_form_and_reads_it_back() {
+        let t = now();
+        assert_eq!(
+            format_http_date(t, DateForm::ImfFixdate),
+            "Sun, 06 Nov 1994 08:49:37 GMT"
+        );
+        assert_eq!(
+            format_http_date(t, DateForm::Rfc850),
+            "Sunday, 06-Nov-94 08:49:37 GMT"
+        );
+        assert_eq!(
+            format_http_date(t, DateForm::Asctime),
+            "Sun Nov  6 08:49:37 1994"
+        );
+        let later = t + Duration::from_secs(86_400 * 4000 + 3661);
+        for (_, form) in DateForm::NAMES {
+            let text = format_http_date(later, form);
+            assert_eq!(parse_http_date(&text, t), Some(later), "{text}");
+        }
     }
 
     #[test]

@@ -304,6 +304,7 @@ pub(crate) fn entry_from_raw(
         raw.status.expect("checked") as i64,
     )?;
     let mut headers = Vec::new();
+    let mut dates = Vec::new();
     if let Some(h) = &raw.headers {
         for (k, v) in h {
             let name = k.as_str().map(str::to_string);
@@ -311,6 +312,15 @@ pub(crate) fn entry_from_raw(
                 Value::String(s) => Some(s.clone()),
                 Value::Number(n) => Some(n.to_string()),
                 Value::Bool(b) => Some(b.to_string()),
+                // `{ http-date: now+20s }`: rendered when the answer is sent.
+                Value::Mapping(_) if name.is_some() => {
+                    let at = child(
+                        &child(path, key("headers")),
+                        key(name.as_deref().unwrap_or("")),
+                    );
+                    dates.extend(super::header_date::parse(cx, v, &at, headers.len()));
+                    Some(String::new())
+                }
                 _ => None,
             };
             match (name, value) {
@@ -374,6 +384,7 @@ pub(crate) fn entry_from_raw(
             headers,
             body,
             stream,
+            dates,
         }),
         latency,
         repeat: Repeat::Times(1),

@@ -249,7 +249,7 @@ pub struct RawEntry {
     pub code: Option<String>,
     /// Response headers.
     #[serde(default)]
-    #[schemars(with = "Option<std::collections::BTreeMap<String, ScalarSchema>>")]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, HeaderValueSchema>>")]
     pub headers: Option<serde_yaml::Mapping>,
     /// Response body (JSON as YAML, or a string).
     #[serde(default)]
@@ -507,6 +507,27 @@ schema_only!(
     /// A header value.
     ScalarSchema,
     |_g| json_schema!({ "type": ["string", "number", "boolean"] })
+);
+
+schema_only!(
+    /// A scripted response header's value: a scalar, or an HTTP-date
+    /// relative to the wall clock (`{ http-date: now+20s, form: rfc850 }`).
+    HeaderValueSchema,
+    |_g| json_schema!({
+        "anyOf": [
+            { "type": ["string", "number", "boolean"] },
+            {
+                "description": "An HTTP-date relative to the row's wall clock when the answer is sent.",
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["http-date"],
+                "properties": {
+                    "http-date": { "type": "string", "pattern": "^\\s*now\\s*([+-].+)?$" },
+                    "form": { "enum": faultmatrix_controller::policy::retry_after::DateForm::NAMES.map(|(n, _)| n) }
+                }
+            }
+        ]
+    })
 );
 
 schema_only!(
