@@ -5,20 +5,26 @@
 //! [`crate::verdict::caps`], which also explains them in a failing row.
 
 use crate::model::Matrix;
-use crate::verdict::caps::{caps_in, doc_of, Cap};
+use crate::verdict::caps::{caps, Cap};
 
 /// One warning per route (and place of its `attempts`) that a code caps
 /// in some row: the route's line in the matrix, each capping code with
 /// where its limit is set (the registry, or `codes:` in the matrix).
 pub fn warnings(m: &Matrix) -> Vec<String> {
-    let Some(doc) = doc_of(m) else {
-        return Vec::new();
-    };
     // Rows share the file's policy and limits unless they set their own:
     // the same cap is reported once.
     let mut groups: Vec<((String, u64, String), Vec<Cap>)> = Vec::new();
+    let mut last: Option<&crate::model::Row> = None;
     for row in &m.rows {
-        for cap in caps_in(m, &doc, row) {
+        // Most rows share the file's routes and limits: judged once.
+        if last.is_some_and(|l| {
+            std::sync::Arc::ptr_eq(&l.settings.attempts, &row.settings.attempts)
+                && l.settings.codes == row.settings.codes
+        }) {
+            continue;
+        }
+        last = Some(row);
+        for cap in caps(m, row) {
             let k = (cap.route.clone(), cap.attempts, cap.attempts_at.clone());
             let i = match groups.iter().position(|(g, _)| *g == k) {
                 Some(i) => i,

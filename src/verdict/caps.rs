@@ -5,9 +5,10 @@
 //!
 //! A code's limit is the registry's, or the one the file's or the row's
 //! `codes:` sets (the row's last); a route's `attempts` is the file's
-//! `policy`, or the row's `policy` when the row sets its routes.
+//! `policy`, or the row's `policy` when the row sets its routes (both kept
+//! by loading in the row's settings: a failing row costs no re-read of a
+//! large file).
 
-use crate::base::yaml::{self, Seg, Value};
 use crate::exec::run::Observation;
 use crate::model::{Matrix, Row};
 
@@ -30,57 +31,13 @@ pub struct Cap {
 }
 
 /// The caps in force for a row of a matrix on the reference system (other
-/// systems' policies are their own: none).
+/// systems' policies are their own: none). Reads what loading kept (the
+/// written `attempts`, the `codes` limits, the registry) and the matrix's
+/// position index, never the file's text again.
 pub fn caps(m: &Matrix, row: &Row) -> Vec<Cap> {
-    match doc_of(m) {
-        Some(doc) => caps_in(m, &doc, row),
-        None => Vec::new(),
-    }
-}
-
-/// The matrix's text as a tree, when its system is the reference one.
-pub fn doc_of(m: &Matrix) -> Option<Value> {
-    if m.system_name() != "reference" {
-        return None;
-    }
-    yaml::parse_value(&m.source).ok()
-}
-
-fn at(v: &Value, path: &[Seg]) -> Option<Value> {
-    let mut cur = v;
-    for seg in path {
-        cur = match seg {
-            Seg::Key(k) => cur.get(k.as_str())?,
-            Seg::Index(i) => cur.as_sequence()?.get(*i)?,
-        };
-    }
-    Some(cur.clone())
-}
-
-/// [`caps`] with the matrix's text already parsed (`doc`).
-pub fn caps_in(m: &Matrix, doc: &Value, row: &Row) -> Vec<Cap> {
-    let mut row_routes = row.path.clone();
-    row_routes.extend([Seg::Key("policy".into()), Seg::Key("routes".into())]);
-    let file_routes = vec![Seg::Key("policy".into()), Seg::Key("routes".into())];
-    let (routes_path, routes) = match at(doc, &row_routes) {
-        Some(Value::Sequence(r)) => (row_routes, r),
-        _ => match at(doc, &file_routes) {
-            Some(Value::Sequence(r)) => (file_routes, r),
-            _ => return Vec::new(),
-        },
-    };
     let mut out = Vec::new();
-    for (i, r) in routes.iter().enumerate() {
-        let (Some(name), Some(attempts)) = (
-            r.get("name").and_then(Value::as_str),
-            r.get("attempts").and_then(Value::as_u64),
-        ) else {
-            continue;
-        };
-        let mut apath = routes_path.clone();
-        apath.extend([Seg::Index(i), Seg::Key("attempts".into())]);
-        let p = m.pos(&apath);
-        let attempts_at = format!("{}:{}:{}", m.file, p.line, p.col);
+    for w in row.settings.attempts.iter() {
+        let mut attempts_at: Option<String> = None;
         for c in m.registry.codes.iter().filter(|c| c.def.retryable) {
             let set = row
                 .settings
@@ -88,30 +45,36 @@ pub fn caps_in(m: &Matrix, doc: &Value, row: &Row) -> Vec<Cap> {
                 .iter()
                 .rev()
                 .find(|l| l.code == c.def.name);
-            let (max, max_at) = match (set, c.def.max_attempts) {
-                (Some(l), _) => {
-                    let p = m.pos(&l.path);
-                    (
-                        l.max_attempts,
-                        format!("{}:{}:{}, `codes`", m.file, p.line, p.col),
-                    )
-                }
-                (None, Some(max)) => match c.line {
-                    0 => (max, m.registry.origin.clone()),
-                    line => (max, format!("{}:{line}", m.registry.origin)),
-                },
+            let max = match (set, c.def.max_attempts) {
+                (Some(l), _) => l.max_attempts,
+                (None, Some(max)) => max,
                 (None, None) => continue,
             };
-            if u64::from(max) < attempts {
-                out.push(Cap {
-                    route: name.to_string(),
-                    attempts,
-                    attempts_at: attempts_at.clone(),
-                    code: c.def.name.clone(),
-                    max,
-                    max_at,
-                });
+            if u64::from(max) >= w.attempts {
+                continue;
             }
+            let max_at = match set {
+                Some(l) => {
+                    let p = m.pos(&l.path);
+                    format!("{}:{}:{}, `codes`", m.file, p.line, p.col)
+                }
+                None if c.line == 0 => m.registry.origin.clone(),
+                None => format!("{}:{}", m.registry.origin, c.line),
+            };
+            let attempts_at = attempts_at
+                .get_or_insert_with(|| {
+                    let p = m.pos(&w.path);
+                    format!("{}:{}:{}", m.file, p.line, p.col)
+                })
+                .clone();
+            out.push(Cap {
+                route: w.route.clone(),
+                attempts: w.attempts,
+                attempts_at,
+                code: c.def.name.clone(),
+                max,
+                max_at,
+            });
         }
     }
     out

@@ -350,6 +350,10 @@ fn load_inner(
         codes: file_limits,
         ..Settings::default()
     };
+    let reference = command.is_none() && sut_name == "reference";
+    if let (true, Some(p)) = (reference, &raw.policy) {
+        base.attempts = Arc::from(crate::model::row::WrittenAttempts::of(p, &[key("policy")]));
+    }
     if let Some(d) = &raw.defaults {
         apply_settings(cx, &mut base, d, &[key("defaults")]);
     }
@@ -442,6 +446,13 @@ fn load_inner(
         } else {
             Arc::new(sys_registry.with_limits(&row_limits))
         };
+        let row_attempts = match &rr.policy {
+            Some(p) if reference && p.get("routes").is_some() => {
+                let at = child(&path, key("policy"));
+                Some(Arc::from(crate::model::row::WrittenAttempts::of(p, &at)))
+            }
+            _ => None,
+        };
         let over = match rr.policy.take() {
             Some(p) => Some(p),
             None if !row_limits.is_empty() => Some(Value::Mapping(Default::default())),
@@ -496,6 +507,9 @@ fn load_inner(
             row.settings.system = row_system;
             row.settings.env = row_env;
             row.settings.codes.extend(row_limits);
+            if let Some(a) = row_attempts {
+                row.settings.attempts = a;
+            }
             if let Some(wall) = row_clock.as_ref().and_then(|c| c.wall.as_deref()) {
                 match super::clock::parse_wall(wall) {
                     Ok(at) => row.settings.wall = Some(at),
