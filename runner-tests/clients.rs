@@ -50,6 +50,7 @@ fn reqwest_client() -> faultmatrix::system::Factory {
             request_id: Some(seen.request_id.clone()),
             attempts: Vec::new(),
             omitted: 0,
+            output: None,
         };
         for a in &e.attempts {
             let (label, code) = a.split_once(' ').unwrap_or((a, ""));

@@ -173,6 +173,7 @@ impl System for ChatSystem {
                         request_id: Some(ctx.request_id.clone()),
                         attempts: Vec::new(),
                         omitted: 0,
+                        output: None,
                     };
                     for a in &e.attempts {
                         err.push_attempt(AttemptNote {

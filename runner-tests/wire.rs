@@ -134,7 +134,7 @@ fn load(path: &str) -> faultmatrix::model::Matrix {
 }
 
 fn wrong_client_trials() -> Vec<Trial> {
-    let cases: [(&str, &[&str]); 5] = [
+    let cases: [(&str, &[&str]); 7] = [
         (
             "runner-tests/wire-wrong/openai-python/wrong.yaml",
             &[
@@ -164,6 +164,21 @@ fn wrong_client_trials() -> Vec<Trial> {
                 "A1 wait (after A1, before the next call): observed 2",
                 "expected 1s ±(50ms + 10%) = 850ms..1150ms: ",
                 "ms too short",
+            ],
+        ),
+        (
+            "runner-tests/wire-wrong/warm-parent/exits.yaml",
+            &[
+                "the warm parent did not finish its imports: the warm parent closed its channel; its output ends with:",
+                "  | sabotage: the warm parent speaks on its stderr and exits",
+                "`system.warm: false` runs one process per row instead",
+            ],
+        ),
+        (
+            "runner-tests/wire-wrong/warm-parent/killed.yaml",
+            &[
+                "the warm parent's channel closed while its child ran the row (parent pid ",
+                "its output ends with:\n  | sabotage: the warm parent speaks on its stderr",
             ],
         ),
         (

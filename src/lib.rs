@@ -97,6 +97,7 @@
 //!                     request_id: Some(ctx.request_id.clone()),
 //!                     attempts: Vec::new(),
 //!                     omitted: 0,
+//!                     output: None,
 //!                 }),
 //!             }
 //!         })

@@ -356,9 +356,9 @@ fn the_wall_clock_is_settable_per_file_and_row() {
         "    clock: { wall: 'Fri, 29 Sep 2023 12:00:00 GMT' }\n",
     ))
     .unwrap();
-    // Without a clock "now" is 1994 and `23` is 2023 (RFC 9110 §5.6.7:
-    // 29 years ahead is not more than 50), never 1923: guidance of 29
-    // years, clamped to the 60s cap, which the 60s deadline cannot hold.
+    // Without a clock "now" is 1994, and RFC 9110 reads `23` as the year
+    // within 50 years ahead: 2023, 29 years away, far above the cap, so
+    // the guidance is refused and the run fails at once.
     let e = verdict(&rows("")).unwrap_err();
     assert!(e.contains("+ A1 503 UPSTREAM_UNAVAILABLE fail"), "{e}");
     // Per file.

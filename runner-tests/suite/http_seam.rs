@@ -397,3 +397,128 @@ rows:
         "{msg}"
     );
 }
+
+#[test]
+fn a_stream_pause_reaches_reqwest_on_the_virtual_clock() {
+    // reqwest's timeout (5s) covers the body: a 2s stall is waited out, a
+    // 30s stall trips it; the seam sees the client go away mid-pause.
+    let log: Log = Arc::default();
+    let yaml = r#"title: t
+system: probe
+rows:
+  - name: stalls
+    inject:
+      A:
+        - { status: 200, stream: { events: [{ data: a }, { data: b, delay: 2s }] } }
+        - { status: 200, stream: { events: [{ data: a }, { data: b, delay: 30s }] } }
+    expect:
+      trace: |
+        A1 200 retry at=0s
+        A2 timeout TIMEOUT return at=2s
+      elapsed: 7s
+"#;
+    let v = run_rows(yaml, &probe(2, log.clone()));
+    assert_eq!(v[0], Ok(()), "{}", v[0].clone().unwrap_err());
+    let seen = log.lock().unwrap().clone();
+    let want = [
+        "200 retry-after=- body=\"data: a\\n\\ndata: b\\n\\n\" after=2s",
+        "200 body error: timeout after=5s",
+    ];
+    assert_eq!(seen, want);
+}
+
+/// Posts a chat body to A until a 2xx (at most 3 calls); the `user` field
+/// carries the attempt number, so it differs between calls.
+fn chat() -> Systems {
+    let client = HttpSystem::new(["A"], |row: HttpRow| async move {
+        let http = reqwest::Client::new();
+        let url = format!("{}/v1/chat/completions", row.base_url("A"));
+        for n in 0..3 {
+            let body = format!(
+                r#"{{"model":"m","messages":[{{"role":"user","content":"hi"}}],"max_tokens":100,"user":"try-{n}"}}"#
+            );
+            let status = http
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .map_err(|e| e.to_string())?
+                .status();
+            if status.is_success() {
+                return Ok(());
+            }
+        }
+        Err("gave up".to_string())
+    });
+    let mut s = Systems::new();
+    s.register("chat", client.factory());
+    s
+}
+
+#[test]
+fn request_body_paths_are_asserted_through_the_seam() {
+    let rows = |user: &str, tokens: &str| {
+        format!(
+            r#"title: t
+system: chat
+rows:
+  - name: body
+    inject:
+      A: [503, 200]
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry
+        A2 200 return
+      requests:
+        "*": {{ body: {{ "$.messages[0].role": user, "$.max_tokens": {tokens}, "$.temperature": $absent, "$.user": {user} }} }}
+"#
+        )
+    };
+    let v = run_rows(&rows("$present", "100"), &chat());
+    assert_eq!(v[0], Ok(()), "{}", v[0].clone().unwrap_err());
+    let v = run_rows(&rows("$same", "100.0"), &chat());
+    let err = v[0].clone().unwrap_err();
+    assert!(
+        err.contains(r#"request A2: body `$.user`: expected the same value as A1 (`"try-0"`), observed `"try-1"`"#),
+        "{err}"
+    );
+    assert!(!err.contains("max_tokens"), "100.0 is the value 100: {err}");
+}
+
+#[test]
+fn a_refused_answer_is_not_faked_through_the_seam() {
+    // The seam's connection is accepted before the script is consulted, so
+    // it cannot refuse it: the run ends with stop `seam-error` saying why.
+    let yaml = |stop: &str| {
+        format!(
+            "title: t
+system: probe
+rows:
+  - name: refused
+    inject:
+      A: [refused]
+    expect:
+      stop: {stop}
+"
+        )
+    };
+    let v = run_rows(&yaml("seam-error"), &probe(1, Arc::default()));
+    assert_eq!(v[0], Ok(()), "{}", v[0].clone().unwrap_err());
+    let m: Matrix = load_text(
+        "t.yaml",
+        &yaml("seam-error"),
+        None,
+        &probe(1, Arc::default()),
+    )
+    .unwrap_or_else(|e| panic!("load failed:\n{e}"));
+    let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
+    let code = match &obs.end {
+        faultmatrix::exec::run::RunEnd::Returned(Err(e)) => e.code.clone().unwrap_or_default(),
+        other => panic!("expected a seam error, got {other:?}"),
+    };
+    assert!(
+        code.contains("route A: a `refused` answer cannot be served through the HTTP seam"),
+        "{code}"
+    );
+}

@@ -163,6 +163,7 @@ async fn every_entry_means_the_same_on_the_wire() {
                 },
             ],
             breaks: true,
+            pauses: Vec::new(),
         }),
         dates: Vec::new(),
     }));
@@ -477,6 +478,7 @@ async fn creates_count_records_and_replay_the_committed_answer() {
         max_calls: 100,
         log: false,
         create: true,
+        ..ServerOptions::default()
     };
     let server = FixtureServer::start_with(&script("A", entries), options)
         .await
@@ -616,4 +618,82 @@ async fn the_fixture_server_writes_relative_dates_against_the_real_wall_clock() 
         ahead > Duration::from_secs(3590) && ahead <= Duration::from_secs(3600),
         "{value}: {ahead:?}"
     );
+}
+
+fn paused_stream(pause: Duration) -> Entry {
+    let event = |data: &str| SseItem::Event {
+        event: None,
+        data: data.into(),
+        id: None,
+    };
+    entry(Answer::Response(ScriptedResponse {
+        status: 200,
+        headers: Vec::new(),
+        body: None,
+        stream: Some(StreamSpec {
+            items: vec![event("one"), event("two")],
+            breaks: false,
+            pauses: vec![Duration::ZERO, pause],
+        }),
+        dates: Vec::new(),
+    }))
+}
+
+/// Reads from a raw connection until `needle` has arrived; what came.
+async fn read_until(s: &mut TcpStream, needle: &str) -> String {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&out).contains(needle) {
+        let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf))
+            .await
+            .expect("the server sends within 5s")
+            .unwrap();
+        assert!(
+            n > 0,
+            "closed before `{needle}`: {}",
+            String::from_utf8_lossy(&out)
+        );
+        out.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test]
+async fn a_stream_pause_holds_the_next_event_and_a_client_that_gives_up_timed_out() {
+    let server = FixtureServer::start(
+        &script(
+            "A",
+            vec![
+                paused_stream(Duration::from_millis(150)),
+                paused_stream(Duration::from_secs(30)),
+            ],
+        ),
+        10,
+    )
+    .await
+    .unwrap();
+    let addr = server.listeners()[0].addr;
+    let request = b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}";
+    // A pause shorter than the client's patience: the event comes after it.
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(request).await.unwrap();
+    read_until(&mut s, "data: one").await;
+    let first = Instant::now();
+    let rest = read_until(&mut s, "data: two").await;
+    assert!(
+        first.elapsed() >= Duration::from_millis(140),
+        "the second event waits for the pause (came after {:?})",
+        first.elapsed()
+    );
+    assert!(!rest.contains("data: one"), "{rest}");
+    drop(s);
+    // A client that gives up during the pause: the call is a timeout.
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(request).await.unwrap();
+    read_until(&mut s, "data: one").await;
+    drop(s);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let report = server.finish(&["A".into()]);
+    let outcomes: Vec<Outcome> = report.calls.iter().map(|c| c.outcome.clone()).collect();
+    assert_eq!(outcomes, vec![Outcome::Status(200), Outcome::Timeout]);
 }

@@ -27,6 +27,7 @@ bounds that catch a client that escaped the shim.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import heapq
 import itertools
 import json
@@ -56,6 +57,7 @@ MS = 1_000_000
 DEFAULT_WALL_START_NS = 784_111_777 * NS
 # What the client's monotonic clocks read at virtual time 0.
 MONOTONIC_ORIGIN_NS = 1000 * NS
+RUNNER_ABSENT_S = 0.25  # a housekeeping pass this late: the runner itself did not run
 DEFAULT_TIMEOUT_NS = 30 * NS  # system.timeout
 DEFAULT_BUDGET_NS = 3600 * NS  # the row's budget
 STALL_MS = 2000  # real time a client may block outside the shim
@@ -118,6 +120,7 @@ class Entry:
     stream: list | None = None  # SSE items: ("event", text) | ("comment", text)
     breaks: bool = False
     label: str = ""
+    head_sent: bool = False  # a stream resumed after a pause
 
 
 def _body_bytes(body: Any) -> bytes | None:
@@ -129,8 +132,14 @@ def _body_bytes(body: Any) -> bytes | None:
 
 
 def _sse_items(events: list) -> list:
+    """Stream items; a `delay` becomes a ("pause", ns) item before its item
+    (alone: a pause with nothing sent)."""
     items = []
     for e in events:
+        if e.get("delay") is not None:
+            items.append(("pause", parse_duration(e["delay"])))
+        if "comment" not in e and "data" not in e:
+            continue
         if "comment" in e:
             items.append(("comment", str(e["comment"])))
         else:
@@ -310,6 +319,8 @@ class Call:
     answer_body: bytes | None = None
     model: str | None = None
     stream: bool = False
+    body: str = "empty"  # json | not json | empty
+    doc: Any = None  # the parsed body, for `requests.body` checks (this runner is a test tool)
 
 
 @dataclass
@@ -594,6 +605,8 @@ class RowRun:
             doc = json.loads(body) if body else None
         except ValueError:
             doc = None
+        call.body = "json" if doc is not None else ("not json" if body else "empty")
+        call.doc = doc
         if isinstance(doc, dict):
             call.model = doc.get("model") if isinstance(doc.get("model"), str) else None
             call.stream = doc.get("stream") is True
@@ -670,7 +683,16 @@ class RowRun:
             self.end_call(call, "malformed")
             self.queue(c, raw, close_after=True)
         elif entry.stream is not None:
-            data = stream_head(entry.status, entry.headers) + b"".join(sse_chunk(i) for i in entry.stream)
+            data = b"" if entry.head_sent else stream_head(entry.status, entry.headers)
+            for i, item in enumerate(entry.stream):
+                if item[0] == "pause":
+                    # A stall: the rest goes out when it has passed.
+                    rest = dataclasses.replace(entry, stream=entry.stream[i + 1:], head_sent=True)
+                    c.call = call
+                    heapq.heappush(self.events, (self.now + item[1], next(self.seq), c, rest, call, client_close))
+                    self.queue(c, data)
+                    return
+                data += sse_chunk(item)
             if entry.breaks:
                 self.end_call(call, "broken")
                 self.queue(c, data, close_after=True)
@@ -827,6 +849,27 @@ class RowRun:
             if imported and self.runner.warm is not None:
                 self.runner.learned.update(imported)
 
+    def process_busy(self) -> bool:
+        """A thread of the client running, runnable or in disk sleep, or CPU
+        used since the last look (Linux, /proc/PID/task/*/stat); False when
+        it cannot be seen."""
+        try:
+            tids = os.listdir(f"/proc/{self.pid}/task")
+        except OSError:
+            return False
+        runnable, cpu = False, 0
+        for tid in tids:
+            try:
+                with open(f"/proc/{self.pid}/task/{tid}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b")") + 1:].split()
+            runnable |= fields[:1] in ([b"R"], [b"D"])
+            cpu += int(fields[11]) + int(fields[12])
+        before, self.cpu_seen = getattr(self, "cpu_seen", None), cpu
+        return runnable or (before is not None and cpu > before)
+
     def check_real_time(self):
         """The bounds that catch a client blocked outside the shim."""
         now = time.monotonic()
@@ -835,8 +878,14 @@ class RowRun:
                 self.fail(f"the client never connected to the clock within {CONNECT_REAL_S:.0f} s "
                           "(is the shim installed through PYTHONPATH / NODE_OPTIONS?)")
             return
-        if (self.first_request_seen and not self.block_outstanding and not self.exited
-                and self.last_message_real is not None and now - self.last_message_real > STALL_MS / 1000):
+        def silent():
+            return (self.first_request_seen and not self.block_outstanding and not self.exited
+                    and self.last_message_real is not None and now - self.last_message_real > STALL_MS / 1000)
+
+        if silent() and self.pid is not None and self.process_busy():
+            # Computing, or waiting for a CPU or the disk: not blocked.
+            self.last_message_real = now
+        if silent():
             self.fail(
                 f"the client sent nothing on the clock channel for {STALL_MS} ms of real time after its "
                 "first request without waiting on the virtual clock: it is blocked outside the shim "
@@ -1247,7 +1296,15 @@ class FakeRunner:
                         self.step(0.01)
                     break
                 if not row.stopped:
-                    row.check_real_time()
+                    now = time.monotonic()
+                    if now - getattr(row, "last_check", now) > RUNNER_ABSENT_S:
+                        # This runner was kept from running: what the client
+                        # sent meanwhile may be unread; count again from now.
+                        if row.last_message_real is not None:
+                            row.last_message_real = now
+                    else:
+                        row.check_real_time()
+                    row.last_check = now
                 elif row.proc is None and not row.exited and time.monotonic() - row.spawn_real > CONNECT_REAL_S + 5:
                     break
         finally:
@@ -1316,6 +1373,30 @@ def expand_vars(text: str) -> str:
     return out + rest
 
 
+def parse_wall(value: Any) -> int:
+    """A `clock: { wall: ... }` as epoch nanoseconds: RFC 3339 (PyYAML may
+    have made it a datetime already) or an HTTP-date in any of its three
+    forms, as the Rust loader reads it (crates/faultmatrix-core/src/load/clock.rs)."""
+    import datetime as dt  # noqa: PLC0415
+    import email.utils  # noqa: PLC0415
+
+    if isinstance(value, dt.datetime):
+        when = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    else:
+        text = str(value).strip()
+        try:
+            when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            parsed = email.utils.parsedate_tz(text)
+            if parsed is None:
+                raise ValueError(f"clock.wall {text!r} is neither RFC 3339 nor an HTTP-date") from None
+            return email.utils.mktime_tz(parsed) * NS
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=dt.timezone.utc)
+    delta = when - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * NS + delta.microseconds * 1000
+
+
 def row_spec(doc: dict, row: dict, path: str) -> RowSpec:
     defaults = doc.get("defaults") or {}
     merged = dict(defaults, **row)
@@ -1324,6 +1405,9 @@ def row_spec(doc: dict, row: dict, path: str) -> RowSpec:
     if merged.get("jitter") is not None:
         spec.jitter = list(merged["jitter"])
     spec.jitter_seed = int(merged.get("jitter_seed", 0))
+    wall = (row.get("clock") or {}).get("wall") or (doc.get("clock") or {}).get("wall")
+    if wall is not None:
+        spec.wall_start_ns = parse_wall(wall)
     if system.get("timeout"):
         spec.timeout_ns = parse_duration(system["timeout"])
     if merged.get("budget"):
@@ -1374,6 +1458,22 @@ def check_row(row: dict, res: RowResult) -> list:
     return problems
 
 
+def json_path(doc: Any, text: str) -> tuple[bool, Any]:
+    """(found, value) of a JSON path `$.a["b c"][0]` (docs/format.md, `requests`)."""
+    steps = re.findall(r'\.([^.\[]+)|\["([^"]*)"\]|\[(\d+)\]', text[1:])
+    for name, quoted, index in steps:
+        if index:
+            if not isinstance(doc, list) or int(index) >= len(doc):
+                return False, None
+            doc = doc[int(index)]
+        else:
+            key = name or quoted
+            if not isinstance(doc, dict) or key not in doc:
+                return False, None
+            doc = doc[key]
+    return True, doc
+
+
 def check_requests(spec: dict, calls: list) -> list:
     """`expect.requests` (docs/over-the-wire.md, "Request assertions")."""
     problems = []
@@ -1395,6 +1495,25 @@ def check_requests(spec: dict, calls: list) -> list:
                     problems.append(f"{label}: header {name} is {v!r}, expected {value!r}")
             if value == "$same" and (None in seen or len(set(seen)) > 1):
                 problems.append(f"header {name} differs between calls or is missing: {seen}")
+        for text, value in (want.get("body") or {}).items():
+            seen = []
+            for _, c in chosen:
+                label = f"{c.route}{c.attempt}"
+                if c.body != "json":
+                    problems.append(f"{label}: body {text}: the request body is {c.body}")
+                    continue
+                found, v = json_path(c.doc, text)
+                seen.append(json.dumps(v, sort_keys=True) if found else None)
+                if value == "$absent" and found:
+                    problems.append(f"{label}: body {text} is {v!r}, expected absent")
+                elif value in ("$present", "$same") and not found:
+                    problems.append(f"{label}: body {text} is absent, expected present")
+                elif isinstance(value, str) and value.startswith("$$") and (not found or v != value[1:]):
+                    problems.append(f"{label}: body {text} is {v!r}, expected {value[1:]!r}")
+                elif not (isinstance(value, str) and value.startswith("$")) and (not found or v != value):
+                    problems.append(f"{label}: body {text} is {v!r}, expected {value!r}")
+            if value == "$same" and len(set(seen)) > 1:
+                problems.append(f"body {text} differs between calls: {seen}")
         for field_name in ("method", "path", "model", "stream"):
             if field_name in want:
                 for _, c in chosen:

@@ -29,6 +29,8 @@ pub enum SchemaKind {
     Matrix,
     /// A reason-code registry (`version`, `codes`).
     Registry,
+    /// An explore invariants file (`invariants`, `except`, `generate`).
+    Invariants,
 }
 
 /// `snapshots` options.
@@ -105,11 +107,12 @@ pub fn codes(path: Option<&str>) -> u8 {
     EXIT_OK
 }
 
-/// `faultmatrix schema [matrix|registry]`.
+/// `faultmatrix schema [matrix|registry|invariants]`.
 pub fn schema(a: &SchemaArgs) -> u8 {
     let kind = match a.kind {
         SchemaKind::Matrix => crate::load::schema::Kind::Matrix,
         SchemaKind::Registry => crate::load::schema::Kind::Registry,
+        SchemaKind::Invariants => crate::load::schema::Kind::Invariants,
     };
     print!("{}", crate::load::schema::render(kind));
     EXIT_OK

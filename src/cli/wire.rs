@@ -85,6 +85,7 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
                 max_calls: r.settings.max_calls,
                 log: !a.quiet,
                 create: r.settings.request.create,
+                body_paths: crate::model::requests::body_paths(&r.expect.requests),
             };
             match FixtureServer::start_with(r.inject(), options).await {
                 Ok(s) => servers.push((r, s)),

@@ -157,6 +157,7 @@ pub fn outcome(entry: &Entry) -> String {
         },
         Answer::Timeout => "timeout".into(),
         Answer::Reset => "reset".into(),
+        Answer::Refused => "refused".into(),
         Answer::Malformed | Answer::Truncated => "malformed".into(),
     }
 }

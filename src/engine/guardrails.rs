@@ -236,6 +236,7 @@ pub fn classify(r: &Registry, e: &Entry, body_paths: &[String]) -> Option<String
     let obs = match &e.answer {
         Answer::Timeout => Observed::Timeout,
         Answer::Reset => Observed::Reset,
+        Answer::Refused => Observed::Refused,
         Answer::Malformed | Answer::Truncated => Observed::Malformed,
         Answer::Response(resp) => match &resp.stream {
             Some(s) if (200..300).contains(&resp.status) => {

@@ -67,6 +67,17 @@ impl Observation {
             RunEnd::Aborted => "aborted",
         }
     }
+
+    /// The output the caller got: a success's output, or what a failed run
+    /// delivered before it failed (a stream that broke part-way); empty when
+    /// the system reports none or never returned.
+    pub fn output(&self) -> &str {
+        match &self.end {
+            RunEnd::Returned(Ok(s)) => s.output.as_deref().unwrap_or(""),
+            RunEnd::Returned(Err(e)) => e.output.as_deref().unwrap_or(""),
+            RunEnd::Hung | RunEnd::Aborted => "",
+        }
+    }
 }
 
 /// The synthetic request id of a row: stable across runs and thread counts.

@@ -67,6 +67,7 @@ pub fn row_context(
         jitter: JitterSource::new(&settings.jitter),
         escalations: EscalationSink::default(),
         wall_start,
+        request_body_paths: Arc::from(Vec::new()),
     }
 }
 
@@ -123,13 +124,14 @@ async fn run_row_async(
         },
     };
     let abort = transport.abort_signal();
-    let ctx = row_context(
+    let mut ctx = row_context(
         system_transport,
         s,
         request_id.clone(),
         s.wall
             .unwrap_or_else(crate::load::policy::retry_after::default_wall_start),
     );
+    ctx.request_body_paths = crate::model::requests::body_paths(&row.expect.requests).into();
     let jitter = ctx.jitter.clone();
     let escalations = ctx.escalations.clone();
     let mut fut = system.run(ctx);

@@ -29,6 +29,8 @@ pub enum Outcome {
     Timeout,
     /// Connection reset.
     Reset,
+    /// Connection refused (nothing reached the upstream).
+    Refused,
     /// Malformed response.
     Malformed,
     /// A stream broke part-way.
@@ -224,6 +226,10 @@ impl StreamObserver for Observer {
     fn abandoned(&mut self) {
         self.t.set_end(self.idx, None);
     }
+    fn abandoned_in_pause(&mut self) {
+        // The stream stalled and the client's read gave up: a timeout.
+        self.t.set_end(self.idx, Some(Outcome::Timeout));
+    }
 }
 
 impl Transport for Scripted {
@@ -299,6 +305,11 @@ impl Transport for Scripted {
                     this.set_end(idx, Some(Outcome::Reset));
                     Err(TransportError::Reset)
                 }
+                Answer::Refused => {
+                    guard.armed = false;
+                    this.set_end(idx, Some(Outcome::Refused));
+                    Err(TransportError::Refused)
+                }
                 Answer::Malformed => {
                     guard.armed = false;
                     this.set_end(idx, Some(Outcome::Malformed));
@@ -337,6 +348,7 @@ impl Transport for Scripted {
                                 data_events: 0,
                             };
                             let stream = EventStream::new(spec.items, spec.breaks)
+                                .with_pauses(spec.pauses)
                                 .observed(Box::new(observer));
                             Ok(Response {
                                 status: r.status,

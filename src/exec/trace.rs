@@ -50,6 +50,7 @@ pub fn outcome_token(o: &Outcome) -> String {
         Outcome::Status(s) => s.to_string(),
         Outcome::Timeout => "timeout".into(),
         Outcome::Reset => "reset".into(),
+        Outcome::Refused => "refused".into(),
         Outcome::Malformed => "malformed".into(),
         Outcome::Broken { .. } => "broken".into(),
     }
@@ -96,6 +97,9 @@ pub fn observe(
                 .map(|k| k.code),
             Outcome::Reset => registry
                 .classify(Observed::Reset, body_paths)
+                .map(|k| k.code),
+            Outcome::Refused => registry
+                .classify(Observed::Refused, body_paths)
                 .map(|k| k.code),
             Outcome::Malformed => registry
                 .classify(Observed::Malformed, body_paths)

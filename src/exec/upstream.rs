@@ -76,10 +76,17 @@ impl RouteCursor {
                 Repeat::Times(n) if i == self.cursor => n - self.served_current,
                 Repeat::Times(n) => n,
             };
+            if left == 0 {
+                continue;
+            }
             // One item per entry with the count left: `503 x3`, never the
             // entry's own `503 x5` label repeated five times.
             let base = match e.repeat {
-                Repeat::Times(n) => e.label.strip_suffix(&format!(" x{n}")).unwrap_or(&e.label),
+                Repeat::Times(n) => e
+                    .label
+                    .rsplit_once(" x")
+                    .filter(|(_, k)| !k.starts_with(['+', '0']) && k.parse::<u32>() == Ok(n))
+                    .map_or(e.label.as_str(), |(b, _)| b),
                 Repeat::Forever => &e.label,
             };
             match left {

@@ -104,10 +104,7 @@ pub fn values(row: &Row, obs: &Observation) -> Vec<(Vec<&'static str>, NewValue)
         }
     }
     if let Some(want) = &exp.output {
-        let got = match &obs.end {
-            RunEnd::Returned(Ok(s)) => s.output.clone().unwrap_or_default(),
-            _ => String::new(),
-        };
+        let got = obs.output().to_string();
         if &got != want {
             out.push((vec!["output"], NewValue::Str(got)));
         }

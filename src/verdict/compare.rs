@@ -305,10 +305,7 @@ pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
     }
 
     if let Some(want) = &exp.output {
-        let got = match &obs.end {
-            RunEnd::Returned(Ok(s)) => s.output.clone().unwrap_or_default(),
-            _ => String::new(),
-        };
+        let got = obs.output().to_string();
         if &got != want {
             problems.add(
                 ProblemKind::Output,

@@ -78,6 +78,8 @@ pub enum Observed<'a> {
     Timeout,
     /// Connection reset.
     Reset,
+    /// Connection refused (nothing was sent).
+    Refused,
     /// Unparseable response.
     Malformed,
     /// A stream that broke part-way.
@@ -171,6 +173,7 @@ impl Codes {
         match obs {
             Observed::Timeout => by_outcome("timeout", "TIMEOUT"),
             Observed::Reset => by_outcome("reset", "CONNECTION_RESET"),
+            Observed::Refused => by_outcome("refused", "CONNECTION_REFUSED"),
             Observed::Malformed => by_outcome("malformed", "MALFORMED_RESPONSE"),
             Observed::Broken => by_outcome("broken", "STREAM_BROKEN"),
             Observed::Response { status, body } => {
@@ -285,6 +288,7 @@ fn builtin_codes() -> Vec<CodeDef> {
         retry("REQUEST_TIMEOUT", 3, "platform-oncall", &[Exact(408)], &[]),
         outcome("TIMEOUT", 3, "timeout"),
         outcome("CONNECTION_RESET", 3, "reset"),
+        outcome("CONNECTION_REFUSED", 3, "refused"),
         outcome("MALFORMED_RESPONSE", 2, "malformed"),
         outcome("STREAM_BROKEN", 2, "broken"),
         model_unavailable,

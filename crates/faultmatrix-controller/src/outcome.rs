@@ -73,6 +73,10 @@ pub struct FinalError {
     pub attempts: Vec<AttemptNote>,
     /// Attempts left out of `attempts` because of the bound.
     pub omitted: usize,
+    /// Output delivered to the caller before the failure (the data of a
+    /// stream that broke or stalled part-way), if any. A `Box<str>` keeps
+    /// the error small (`Some(text.into())`).
+    pub output: Option<Box<str>>,
 }
 
 impl FinalError {

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 /// One item of a server-sent-event stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,6 +128,11 @@ pub trait StreamObserver: Send {
     fn finished(&mut self, broken: bool);
     /// The client dropped the stream before its end.
     fn abandoned(&mut self);
+    /// The client dropped the stream while it was stalled (in a scripted
+    /// pause): its read timed out. Default: [`StreamObserver::abandoned`].
+    fn abandoned_in_pause(&mut self) {
+        self.abandoned()
+    }
 }
 
 /// A server-sent-event stream.
@@ -135,6 +141,10 @@ pub struct EventStream {
     breaks: bool,
     done: bool,
     observer: Option<Box<dyn StreamObserver>>,
+    /// Pauses before each item, and (last) before the end.
+    pauses: VecDeque<Duration>,
+    /// Inside a pause: a drop now is a read that timed out.
+    pausing: bool,
 }
 
 impl EventStream {
@@ -145,7 +155,17 @@ impl EventStream {
             breaks,
             done: false,
             observer: None,
+            pauses: VecDeque::new(),
+            pausing: false,
         }
+    }
+
+    /// Pauses on the tokio clock (stalls): `pauses[i]` before item `i`,
+    /// `pauses[items]` before the end or the break. Under a paused clock a
+    /// reader's timeout trips exactly when the pause is longer.
+    pub fn with_pauses(mut self, pauses: Vec<Duration>) -> Self {
+        self.pauses = pauses.into();
+        self
     }
 
     /// Attaches an observer.
@@ -154,10 +174,23 @@ impl EventStream {
         self
     }
 
+    /// Whether the stream is inside a scripted pause (a `next` that was
+    /// dropped while it waited).
+    pub fn stalled(&self) -> bool {
+        self.pausing
+    }
+
     /// The next item; `Some(Err(StreamBroken))` when the connection drops.
     pub async fn next(&mut self) -> Option<Result<SseItem, StreamBroken>> {
         if self.done {
             return None;
+        }
+        self.pausing = false;
+        let pause = self.pauses.pop_front().unwrap_or(Duration::ZERO);
+        if !pause.is_zero() {
+            self.pausing = true;
+            tokio::time::sleep(pause).await;
+            self.pausing = false;
         }
         match self.items.pop_front() {
             Some(item) => {
@@ -185,7 +218,11 @@ impl Drop for EventStream {
     fn drop(&mut self) {
         if !self.done {
             if let Some(o) = self.observer.as_mut() {
-                o.abandoned();
+                if self.pausing {
+                    o.abandoned_in_pause();
+                } else {
+                    o.abandoned();
+                }
             }
         }
     }
@@ -196,6 +233,9 @@ impl Drop for EventStream {
 pub enum TransportError {
     /// The connection was reset.
     Reset,
+    /// The connection was refused: the request never reached the server,
+    /// so retrying it is safe even for a create.
+    Refused,
     /// The response was not valid HTTP.
     Malformed,
     /// Anything else (message for humans).
@@ -206,6 +246,7 @@ impl fmt::Display for TransportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Reset => f.write_str("connection reset"),
+            Self::Refused => f.write_str("connection refused"),
             Self::Malformed => f.write_str("malformed response"),
             Self::Other(m) => f.write_str(m),
         }

@@ -47,21 +47,26 @@ def headers():
     return {"x-request-id": os.environ.get("FAULTMATRIX_REQUEST_ID", "")}
 
 
-def ending(err):
+def ending(err, out):
+    """The JSON result of a failed call; `output` is what the stream delivered before it."""
     if isinstance(err, openai.APIStatusError):
-        return {"outcome": "error", "stop": "status-error", "code": f"HTTP_{err.status_code}"}
-    if isinstance(err, openai.APITimeoutError):
-        return {"outcome": "error", "stop": "timeout"}
-    if isinstance(err, openai.APIConnectionError):
-        return {"outcome": "error", "stop": "connection-error"}
-    return {"outcome": "error", "stop": "exception", "detail": type(err).__name__}
+        result = {"outcome": "error", "stop": "status-error", "code": f"HTTP_{err.status_code}"}
+    elif isinstance(err, openai.APITimeoutError):
+        result = {"outcome": "error", "stop": "timeout"}
+    elif isinstance(err, openai.APIConnectionError):
+        result = {"outcome": "error", "stop": "connection-error"}
+    else:
+        result = {"outcome": "error", "stop": "exception", "detail": type(err).__name__}
+    if out:
+        result["output"] = "".join(out)
+    return result
 
 
 def run_sync():
     client = openai.OpenAI(**settings())
+    out = []
     try:
         if os.environ.get("FM_STREAM") == "1":
-            out = []
             for chunk in client.chat.completions.create(**REQUEST, stream=True, extra_headers=headers()):
                 for choice in chunk.choices:
                     if choice.delta and choice.delta.content:
@@ -70,14 +75,14 @@ def run_sync():
         r = client.chat.completions.create(**REQUEST, extra_headers=headers())
         return {"outcome": "success", "output": r.choices[0].message.content}
     except Exception as err:  # for example a stream that breaks while it is read
-        return ending(err)
+        return ending(err, out)
 
 
 async def run_async():
     client = openai.AsyncOpenAI(**settings())
+    out = []
     try:
         if os.environ.get("FM_STREAM") == "1":
-            out = []
             stream = await client.chat.completions.create(**REQUEST, stream=True, extra_headers=headers())
             async for chunk in stream:
                 for choice in chunk.choices:
@@ -87,7 +92,7 @@ async def run_async():
         r = await client.chat.completions.create(**REQUEST, extra_headers=headers())
         return {"outcome": "success", "output": r.choices[0].message.content}
     except Exception as err:
-        return ending(err)
+        return ending(err, out)
 
 
 def main():

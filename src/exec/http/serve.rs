@@ -11,9 +11,11 @@
 //! | `latency` | the answer starts after it, on the virtual clock |
 //! | `timeout` (never answers) | nothing is sent until the client closes: the call is a timeout at that instant |
 //! | reset | the socket is closed with `SO_LINGER` 0 (a TCP RST; an in-memory connection just closes) |
+//! | refused | cannot be served (the connection is already accepted): the run ends with stop `seam-error` |
 //! | malformed | bytes that are not an HTTP response, then close |
 //! | truncated | a 200 head promising twice the body that follows, then close |
 //! | event stream | `text/event-stream`, chunked, one chunk per item, comments kept; a break closes without the last chunk |
+//! | a stream's `delay` | nothing is sent for that virtual time; a client that closes meanwhile timed out |
 //!
 //! Requests are read with the fixture server's parser (same limits: heads
 //! over 16 KiB, bodies over 1 MiB are answered 431/413 and consume no
@@ -300,6 +302,10 @@ fn to_request(ctx: &RowContext, route: &str, head: &Head, body: &[u8]) -> Reques
         .and_then(|j| j.get("stream"))
         .and_then(|s| s.as_bool())
         .unwrap_or(ctx.request.stream);
+    headers.extend(crate::base::json_path::observe(
+        body,
+        &ctx.request_body_paths,
+    ));
     headers.push((":method".into(), head.method.clone()));
     headers.push((
         ":path".into(),
@@ -361,6 +367,17 @@ async fn serve_conn<S: Conn>(inner: Arc<Inner>, route: Arc<str>, mut sock: S) {
                 row.note(idx, SeenOutcome::Reset);
                 return sock.reset();
             }
+            Some(Err(TransportError::Refused)) => {
+                // The connection is already accepted: it cannot be refused
+                // any more. The run ends with stop `seam-error` saying so.
+                lock(&inner.errors).push(format!(
+                    "route {route}: a `refused` answer cannot be served through the HTTP seam: \
+                     its connection was already accepted (`refused` is for systems that call \
+                     the transport directly)"
+                ));
+                row.note(idx, SeenOutcome::Reset);
+                return sock.reset();
+            }
             Some(Err(TransportError::Other(m))) if m == TRUNCATED => {
                 // Promise twice the body, send the half, close.
                 let mut bytes = format!(
@@ -412,7 +429,25 @@ async fn serve_conn<S: Conn>(inner: Arc<Inner>, route: Arc<str>, mut sock: S) {
                     .is_ok();
                 let mut broken = false;
                 while ok {
-                    match events.next().await {
+                    // A client that gives up during a scripted pause (its
+                    // read timed out) closes the connection meanwhile.
+                    let next = tokio::select! {
+                        n = events.next() => Some(n),
+                        _ = until_closed(&mut sock) => None,
+                    };
+                    let Some(next) = next else {
+                        let stalled = events.stalled();
+                        drop(events);
+                        return row.note(
+                            idx,
+                            if stalled {
+                                SeenOutcome::Timeout
+                            } else {
+                                SeenOutcome::Broken
+                            },
+                        );
+                    };
+                    match next {
                         Some(Ok(item)) => {
                             ok = sock.write_all(&http::sse_chunk(&item)).await.is_ok()
                         }

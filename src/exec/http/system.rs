@@ -219,6 +219,7 @@ where
                     request_id: Some(request_id),
                     attempts: Vec::new(),
                     omitted: 0,
+                    output: None,
                 });
             }
             match result {

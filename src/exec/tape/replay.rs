@@ -114,6 +114,7 @@ pub fn entry(r: &TapeResponse) -> Entry {
                     })
                     .collect(),
                 breaks: s.breaks,
+                pauses: Vec::new(),
             }),
             dates: Vec::new(),
         }),

@@ -185,6 +185,7 @@ pub fn records_with(calls: &[WireCall], time: fn(Duration) -> Duration) -> Vec<C
         .iter()
         .map(|c| {
             let mut headers = c.headers.clone();
+            headers.extend(c.body_seen.iter().cloned());
             headers.push((":method".into(), c.method.clone()));
             headers.push((":path".into(), c.path.clone()));
             let request_id = c
@@ -394,6 +395,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) ->
         max_calls: s.max_calls,
         log: false,
         create: s.request.create,
+        body_paths: crate::model::requests::body_paths(&row.expect.requests),
     };
     let server = match FixtureServer::start_with(&scripts, options).await {
         Ok(sv) => sv,
@@ -598,6 +600,7 @@ pub(super) fn observation(matrix: &Matrix, row: &Row, request_id: String, ran: R
                     request_id: r.request_id,
                     attempts: Vec::new(),
                     omitted: 0,
+                    output: r.output.map(String::into_boxed_str),
                 };
                 for a in &r.attempts {
                     if let Some(n) = attempt_note(a) {

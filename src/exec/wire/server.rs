@@ -16,6 +16,7 @@
 //! | `malformed` | bytes that are not an HTTP response, then the connection is closed |
 //! | `truncated` | a 200 head promising twice the body that follows, then the connection is closed (observed as `malformed`) |
 //! | stream | `text/event-stream`, chunked; each item a chunk; comment lines kept; a break closes the connection without the last chunk |
+//! | a stream's `delay` | nothing is sent for that time; a client that closes meanwhile is a `timeout` |
 //!
 //! A call beyond the script is answered `500` with `x-should-retry: false`,
 //! recorded as a failure, and signalled so the runner can stop the client.
@@ -38,6 +39,12 @@ use crate::model::{Answer, RouteScript, SseItem};
 
 /// Longest header value kept in an observation.
 const MAX_VALUE: usize = 200;
+
+/// Why a `refused` answer cannot be served on a socket.
+pub const REFUSED_ON_A_SOCKET: &str =
+    "a `refused` answer cannot be served over the wire: a listener \
+     cannot refuse one connection and accept the next (the call would already be accepted), so \
+     `refused` is in-process only";
 
 /// One request as the server saw it, and how it was answered.
 #[derive(Debug, Clone)]
@@ -64,6 +71,9 @@ pub struct WireCall {
     pub model: Option<String>,
     /// `stream` of a JSON body.
     pub stream: bool,
+    /// What was kept of the body: the values at the row's asserted paths
+    /// only, as pseudo-headers ([`crate::base::json_path::observe`]).
+    pub body_seen: Vec<(String, String)>,
     /// Body of the answer (for classification; never printed whole).
     pub answer_body: Option<String>,
     /// Label of the script entry that answered.
@@ -92,10 +102,11 @@ struct Shared {
     abort: Notify,
     log: bool,
     create: bool,
+    body_paths: Vec<crate::base::json_path::JsonPath>,
 }
 
 /// How a fixture server behaves beyond its scripts.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ServerOptions {
     /// The runaway guard: most calls before the server refuses.
     pub max_calls: u32,
@@ -106,6 +117,8 @@ pub struct ServerOptions {
     /// request with the same `idempotency-key` gets the committed answer
     /// instead of its scripted one, as the in-process transport does.
     pub create: bool,
+    /// Request-body paths the row asserts: all that is kept of bodies.
+    pub body_paths: Vec<crate::base::json_path::JsonPath>,
 }
 
 impl Shared {
@@ -204,6 +217,7 @@ impl FixtureServer {
             abort: Notify::new(),
             log: options.log,
             create: options.create,
+            body_paths: options.body_paths,
         });
         let mut listeners = Vec::new();
         for s in scripts {
@@ -331,6 +345,19 @@ async fn until_closed(sock: &mut TcpStream) {
     }
 }
 
+/// A stream's scripted pause: false when the client closed meanwhile (its
+/// read timed out).
+async fn pause(sock: &mut TcpStream, pause: Duration) -> bool {
+    if pause.is_zero() {
+        return true;
+    }
+    let _ = sock.flush().await;
+    tokio::select! {
+        _ = tokio::time::sleep(pause) => true,
+        _ = until_closed(sock) => false,
+    }
+}
+
 async fn reject(shared: &Shared, mut sock: TcpStream, e: HttpError) {
     shared.lock().rejected += 1;
     let body = format!(
@@ -440,6 +467,7 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
             body_size: body.len() as u64,
             model,
             stream,
+            body_seen: crate::base::json_path::observe(&body, &shared.body_paths),
             answer_body: None,
             entry: "-".into(),
         };
@@ -504,6 +532,16 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
             }
         }
         match entry.answer {
+            Answer::Refused => {
+                // The connection is already accepted: refusing it now
+                // would be a lie. The loader refuses these rows; this is
+                // the guard for a server started some other way.
+                shared.lock().upstream.fail(REFUSED_ON_A_SOCKET.into());
+                let _ = sock.set_zero_linger();
+                shared.end(idx, Outcome::Unscripted);
+                shared.abort.notify_one();
+                return;
+            }
             Answer::Timeout => {
                 if shared.create && entry.committed {
                     shared
@@ -568,9 +606,13 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
                         .await
                         .is_ok();
                     let mut data_events = 0;
-                    for item in &spec.items {
+                    for (i, item) in spec.items.iter().enumerate() {
                         if !ok {
                             break;
+                        }
+                        if !pause(&mut sock, spec.pause_before(i)).await {
+                            shared.end(idx, Outcome::Timeout);
+                            return;
                         }
                         ok = sock.write_all(&http::sse_chunk(item)).await.is_ok();
                         if ok && matches!(item, SseItem::Event { .. }) {
@@ -578,6 +620,10 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
                         }
                     }
                     let _ = sock.flush().await;
+                    if ok && !pause(&mut sock, spec.pause_before(spec.items.len())).await {
+                        shared.end(idx, Outcome::Timeout);
+                        return;
+                    }
                     if spec.breaks || !ok {
                         shared.end(idx, Outcome::Broken { data_events });
                         let _ = sock.shutdown().await;

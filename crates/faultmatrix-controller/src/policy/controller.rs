@@ -158,8 +158,8 @@ enum Attempt {
         guidance: Option<Duration>,
         /// The request may or may not have taken effect.
         ambiguous: bool,
-        /// Output reached the caller before the failure.
-        partial: bool,
+        /// Output reached the caller before the failure: that output.
+        partial: Option<String>,
     },
 }
 
@@ -227,6 +227,7 @@ impl Controller {
             request_id: Some(clip(inv.request_id)),
             attempts: Vec::new(),
             omitted: 0,
+            output: None,
         };
         let fail = |mut error: FinalError, stop: &str, code: Option<String>| {
             error.stop = stop.to_string();
@@ -289,7 +290,8 @@ impl Controller {
                     code: clip(&code.code),
                 });
                 last_code = Some(code.code.clone());
-                if partial {
+                if let Some(output) = partial {
+                    error.output = Some(output.into());
                     return fail(error, "partial-output", last_code);
                 }
                 let def = code.known.then(|| self.codes.get(&code.code)).flatten();
@@ -361,9 +363,13 @@ impl Controller {
         };
         let limit = self.limit(deadline);
         let response = match tokio::time::timeout(limit, inv.transport.call(request)).await {
-            Err(_) => return failed(Observed::Timeout, None, true, false),
-            Ok(Err(TransportError::Reset)) => return failed(Observed::Reset, None, true, false),
-            Ok(Err(_)) => return failed(Observed::Malformed, None, true, false),
+            Err(_) => return failed(Observed::Timeout, None, true, None),
+            Ok(Err(TransportError::Reset)) => return failed(Observed::Reset, None, true, None),
+            // Refused: the request never left, so it is not ambiguous.
+            Ok(Err(TransportError::Refused)) => {
+                return failed(Observed::Refused, None, false, None)
+            }
+            Ok(Err(_)) => return failed(Observed::Malformed, None, true, None),
             Ok(Ok(r)) => r,
         };
         // HTTP-dates are read against the virtual wall clock when the
@@ -390,7 +396,7 @@ impl Controller {
                     code,
                     guidance,
                     ambiguous: false,
-                    partial: false,
+                    partial: None,
                 },
             },
             Body::Stream(mut stream) => {
@@ -399,7 +405,7 @@ impl Controller {
                         Observed::Response { status, body: None },
                         guidance,
                         false,
-                        false,
+                        None,
                     );
                 }
                 let mut output = String::new();
@@ -409,7 +415,14 @@ impl Controller {
                     // the whole stream within the deadline.
                     let next = tokio::time::timeout(self.limit(deadline), stream.next()).await;
                     match next {
-                        Err(_) => return failed(Observed::Timeout, None, true, delivered),
+                        Err(_) => {
+                            return failed(
+                                Observed::Timeout,
+                                None,
+                                true,
+                                delivered.then(|| output.clone()),
+                            )
+                        }
                         Ok(None) => break,
                         Ok(Some(Ok(SseItem::Comment(_)))) => {}
                         Ok(Some(Ok(SseItem::Event { data, .. }))) => {
@@ -419,7 +432,14 @@ impl Controller {
                             }
                             output.push_str(&data);
                         }
-                        Ok(Some(Err(_))) => return failed(Observed::Broken, None, true, delivered),
+                        Ok(Some(Err(_))) => {
+                            return failed(
+                                Observed::Broken,
+                                None,
+                                true,
+                                delivered.then(|| output.clone()),
+                            )
+                        }
                     }
                 }
                 Attempt::Success(Some(output))

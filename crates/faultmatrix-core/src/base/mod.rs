@@ -7,6 +7,7 @@ pub mod diag;
 pub mod duration;
 pub mod env;
 pub mod json;
+pub mod json_path;
 pub mod label;
 pub mod paths;
 pub mod redact;

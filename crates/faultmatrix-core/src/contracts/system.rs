@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::base::json_path::JsonPath;
 use crate::contracts::transport::{BoxFuture, Transport};
 use faultmatrix_controller::RequestSpec;
 
@@ -44,6 +45,10 @@ pub struct RowContext {
     /// Wall-clock time at the row's start (for `Retry-After` dates); the
     /// wall clock advances with the virtual clock.
     pub wall_start: SystemTime,
+    /// The request-body paths the row asserts (`expect.requests[..].body`):
+    /// what a transport that sees bodies keeps of them (the HTTP seam does,
+    /// with [`crate::base::json_path::observe`]).
+    pub request_body_paths: Arc<[JsonPath]>,
 }
 
 /// One call of a failed run as the harness classified it: what the
@@ -77,6 +82,7 @@ pub fn default_final_error(request_id: &str, calls: &[ClassifiedCall]) -> FinalE
         request_id: Some(request_id.to_string()),
         attempts: Vec::new(),
         omitted: 0,
+        output: None,
     };
     for c in calls {
         err.push_attempt(AttemptNote {

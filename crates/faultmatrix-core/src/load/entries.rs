@@ -18,7 +18,14 @@ pub const MAX_REPEAT: u32 = 1_000_000;
 /// The most entries a route's script may list (1,000).
 pub const MAX_ENTRIES: usize = 1_000;
 
-pub(crate) const ENTRY_WORDS: [&str; 5] = ["timeout", "reset", "malformed", "truncated", "ok"];
+pub(crate) const ENTRY_WORDS: [&str; 6] = [
+    "timeout",
+    "reset",
+    "refused",
+    "malformed",
+    "truncated",
+    "ok",
+];
 
 pub(crate) fn script_entries(
     cx: &mut Ctx<'_>,
@@ -97,6 +104,7 @@ pub(crate) fn fault_entry(word: &str) -> Option<Entry> {
     let answer = match word {
         "timeout" => Answer::Timeout,
         "reset" => Answer::Reset,
+        "refused" => Answer::Refused,
         "malformed" => Answer::Malformed,
         "truncated" => Answer::Truncated,
         "ok" => return Some(Entry::ok()),
@@ -109,6 +117,23 @@ pub(crate) fn fault_entry(word: &str) -> Option<Entry> {
         committed: false,
         label: word.to_string(),
     })
+}
+
+/// A status written as a YAML number: a whole number from 100 to 599, or
+/// an error quoting what was written (`2.5`, `-1`, `4294967295`).
+fn check_status_number(cx: &mut Ctx<'_>, path: &[Seg], n: &serde_yaml::Number) -> Option<u16> {
+    match n.as_i64() {
+        Some(i) => check_status(cx, path, i),
+        None => {
+            cx.error(
+                path,
+                format!(
+                    "status {n} is not an HTTP status: expected a whole number from 100 to 599"
+                ),
+            );
+            None
+        }
+    }
 }
 
 pub(crate) fn check_status(cx: &mut Ctx<'_>, path: &[Seg], n: i64) -> Option<u16> {
@@ -130,10 +155,7 @@ pub(crate) fn entry(
     registry: &Registry,
 ) -> Option<Entry> {
     match v {
-        Value::Number(n) => {
-            let n = n.as_i64().unwrap_or(-1);
-            check_status(cx, path, n).map(status_entry)
-        }
+        Value::Number(n) => check_status_number(cx, path, n).map(status_entry),
         Value::String(s) => {
             if let Some(e) = fault_entry(s) {
                 return Some(e);
@@ -165,6 +187,30 @@ pub(crate) fn entry(
             None
         }
         Value::Mapping(_) => {
+            // A status that is not one is said as such, not as a missing
+            // `status`, `fault` or `code`.
+            let at = child(path, key("status"));
+            match v.get("status") {
+                Some(Value::Number(n)) if check_status_number(cx, &at, n).is_none() => return None,
+                Some(
+                    other @ (Value::String(_)
+                    | Value::Bool(_)
+                    | Value::Sequence(_)
+                    | Value::Mapping(_)),
+                ) => {
+                    let shown = match other {
+                        Value::String(s) => format!("`{}`", crate::base::label::escape(s)),
+                        Value::Bool(b) => format!("`{b}`"),
+                        _ => "a list or mapping".to_string(),
+                    };
+                    cx.error(
+                        &at,
+                        format!("status {shown} is not an HTTP status: expected a whole number from 100 to 599"),
+                    );
+                    return None;
+                }
+                _ => {}
+            }
             let raw: RawEntry = {
                 let (raw, errors) = super::recover::from_value_all(v, path);
                 for e in errors {
@@ -248,6 +294,9 @@ pub(crate) fn entry_from_raw(
         return None;
     }
     let latency = raw.latency.map_or(Duration::ZERO, |d| d.0);
+    if let Some(why) = crate::base::duration::sub_millisecond(latency) {
+        cx.error(&child(path, key("latency")), format!("`latency`: {why}"));
+    }
     let committed = raw.committed.unwrap_or(false);
     if let Some(code) = &raw.code {
         let Some(def) = registry.get(code) else {
@@ -348,9 +397,16 @@ pub(crate) fn entry_from_raw(
     };
     let stream = raw.stream.as_ref().map(|s| {
         let mut items = Vec::new();
+        let mut pauses = Vec::new();
+        let mut pause = Duration::ZERO;
         for (i, it) in s.events.iter().enumerate() {
             let ip = child(&child(&child(path, key("stream")), key("events")), Seg::Index(i));
+            if let Some(d) = it.delay {
+                pause = pause.saturating_add(d.0);
+            }
+            let before = items.len();
             match (&it.comment, &it.data) {
+                (None, None) if it.delay.is_some() && it.event.is_none() && it.id.is_none() => {}
                 (Some(c), None) if it.event.is_none() && it.id.is_none() => items.push(SseItem::Comment(c.clone())),
                 (None, Some(d)) => {
                     let data = match d {
@@ -363,12 +419,24 @@ pub(crate) fn entry_from_raw(
                         id: it.id.clone(),
                     })
                 }
-                _ => cx.error(&ip, "a stream item is either `comment: text` or `data: ...` (with optional `event` and `id`)"),
+                _ => cx.error(&ip, "a stream item is either `comment: text` or `data: ...` (with optional `event` and `id`), each with an optional `delay`, or a `delay` alone (a pause with nothing sent)"),
             }
+            if items.len() > before {
+                if !pause.is_zero() {
+                    pauses.resize(before + 1, Duration::ZERO);
+                    pauses[before] = pause;
+                }
+                pause = Duration::ZERO;
+            }
+        }
+        if !pause.is_zero() {
+            pauses.resize(items.len() + 1, Duration::ZERO);
+            pauses[items.len()] = pause;
         }
         StreamSpec {
             items,
             breaks: s.breaks,
+            pauses,
         }
     });
     let label = if stream.as_ref().is_some_and(|s| s.breaks) {

@@ -69,18 +69,26 @@ impl Loader {
     /// Loads and validates one matrix file. `display` is the name shown in
     /// messages and test ids.
     pub fn load_file(&self, path: &Path, display: &str) -> Result<Matrix, FileErrors> {
-        match crate::base::confine::read_text(path, crate::base::confine::MAX_FILE_BYTES) {
+        let unreadable = |pos: Pos, why: String| FileErrors {
+            kind: LoadErrorKind::Unreadable,
+            file: display.to_string(),
+            source: None,
+            diagnostics: vec![Diagnostic::new(
+                display,
+                pos,
+                format!("cannot read the file: {why}"),
+            )],
+        };
+        let start = Pos { line: 1, col: 1 };
+        if let Err(why) = confine::matrix_file(&self.roots, path) {
+            return Err(unreadable(start, why));
+        }
+        match confine::read_text(path, confine::MAX_FILE_BYTES) {
             Ok(text) => self.load_text_at(display, &text, path),
-            Err(e) => Err(FileErrors {
-                kind: LoadErrorKind::Unreadable,
-                file: display.to_string(),
-                source: None,
-                diagnostics: vec![Diagnostic::new(
-                    display,
-                    Pos { line: 1, col: 1 },
-                    format!("cannot read the file: {e}"),
-                )],
-            }),
+            Err(e @ confine::ReadError::NotUtf8 { line, col }) => {
+                Err(unreadable(Pos { line, col }, e.to_string()))
+            }
+            Err(e) => Err(unreadable(start, e.to_string())),
         }
     }
 
@@ -504,6 +512,9 @@ fn load_inner(
             &registry,
             check_stops,
         ) {
+            if command.is_some() {
+                refuse_refused_over_the_wire(cx, &row, &path);
+            }
             row.settings.system = row_system;
             row.settings.env = row_env;
             row.settings.codes.extend(row_limits);
@@ -651,6 +662,28 @@ fn registry_load_error(cx: &mut Ctx<'_>, shown: &str, e: RegistryError) {
                 Some(format!(
                     "run `faultmatrix check {shown}` to see every error"
                 )),
+            );
+        }
+    }
+}
+
+/// A command system is served over sockets, where `refused` has no honest
+/// form: a listener cannot refuse one connection and accept the next, and
+/// closing it meanwhile would hide the call from the trace. Such rows are
+/// refused when the file loads, at the route that scripts it.
+fn refuse_refused_over_the_wire(cx: &mut Ctx<'_>, row: &crate::model::Row, path: &[Seg]) {
+    for script in row.inject() {
+        if script
+            .entries
+            .iter()
+            .any(|e| matches!(e.answer, crate::model::Answer::Refused))
+        {
+            cx.error(
+                &child(&child(path, key("inject")), key(&script.route)),
+                format!(
+                    "route {} answers `refused`, which a command system cannot be given: over the wire a listener cannot refuse one connection and accept the next, so the call could not be both refused and observed; `refused` runs in process (see docs/over-the-wire.md)",
+                    script.route
+                ),
             );
         }
     }

@@ -306,6 +306,10 @@ pub struct RawSseItem {
     /// Event id.
     #[serde(default)]
     pub id: Option<String>,
+    /// Virtual pause before this item (a stall); alone, a pause with
+    /// nothing sent (last in the list: before the end or the break).
+    #[serde(default)]
+    pub delay: Option<Dur>,
 }
 
 /// `tolerance:` as written: `{ abs: 50ms, rel: 10% }` (either may be left out).
@@ -456,7 +460,7 @@ schema_only!(
 
 /// The faults a map entry's `fault:` takes: the loader checks them, the
 /// JSON Schema enumerates them.
-pub const FAULTS: &[&str] = &["timeout", "reset", "malformed", "truncated"];
+pub const FAULTS: &[&str] = &["timeout", "reset", "refused", "malformed", "truncated"];
 
 schema_only!(
     /// A map entry's `fault`: one of [`FAULTS`].
@@ -623,6 +627,11 @@ impl JsonSchema for RequestsSchema {
                         "description": "Header name to a value, or `$present`, `$absent`, `$same` (identical on every covered call), `$retries` (calls made before this one). Credential headers cannot be asserted.",
                         "type": "object",
                         "additionalProperties": { "type": ["string", "number", "boolean"] }
+                    },
+                    "body": {
+                        "description": "JSON paths of the request body (`$.messages[0].role`) to a value (compared as JSON), or `$present`, `$absent`, `$same` (identical on every covered call); `$$x` is the text `$x`. Only these paths' values are kept.",
+                        "type": "object",
+                        "propertyNames": { "pattern": "^\\$" }
                     },
                     "model": { "description": "The `model` of the JSON body.", "type": "string" },
                     "stream": { "description": "The `stream` flag of the JSON body.", "type": "boolean" },

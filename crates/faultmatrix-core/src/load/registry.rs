@@ -252,10 +252,10 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
             }
         }
         if let Some(o) = &m.outcome {
-            if !["timeout", "reset", "malformed", "broken"].contains(&o.as_str()) {
+            if !["timeout", "reset", "refused", "malformed", "broken"].contains(&o.as_str()) {
                 cx.error(
                     &child(&child(&path, key("match")), key("outcome")),
-                    format!("unknown outcome `{o}`: expected timeout, reset, malformed or broken"),
+                    format!("unknown outcome `{o}`: expected timeout, reset, refused, malformed or broken"),
                 );
             }
         }

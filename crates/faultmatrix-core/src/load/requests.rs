@@ -1,7 +1,8 @@
 //! Reading `expect.requests` into [`RequestAssertion`]s.
 
+use crate::base::json_path::JsonPath;
 use crate::base::yaml::{Seg, Value};
-pub use crate::model::requests::{HeaderExpect, RequestAssertion};
+pub use crate::model::requests::{BodyExpect, HeaderExpect, RequestAssertion};
 
 /// Parses `expect.requests`. Errors carry the path of the offending node.
 pub fn parse(
@@ -41,7 +42,8 @@ pub fn parse(
         let Value::Mapping(fields) = v else {
             errors.push((
                 kp,
-                "expected a map with `headers`, `model`, `stream`, `method` or `path`".into(),
+                "expected a map with `headers`, `body`, `model`, `stream`, `method` or `path`"
+                    .into(),
             ));
             continue;
         };
@@ -52,6 +54,7 @@ pub fn parse(
             stream: None,
             method: None,
             path: None,
+            body: Vec::new(),
         };
         for (fk, fv) in fields {
             let name = fk.as_str().unwrap_or("");
@@ -99,19 +102,72 @@ pub fn parse(
                         a.headers.push((hn.to_ascii_lowercase(), e));
                     }
                 }
+                ("body", Value::Mapping(b)) => {
+                    for (bk, bv) in b {
+                        let Some(text) = bk.as_str() else {
+                            errors.push((
+                                fp.clone(),
+                                "`body` keys are JSON paths such as `$.messages[0].role`".into(),
+                            ));
+                            continue;
+                        };
+                        let bp = {
+                            let mut p = fp.clone();
+                            p.push(Seg::Key(text.into()));
+                            p
+                        };
+                        let path = match JsonPath::parse(text) {
+                            Ok(p) => p,
+                            Err(e) => {
+                                errors.push((bp, e));
+                                continue;
+                            }
+                        };
+                        let e = match bv {
+                            // `$$x` is the text `$x`.
+                            Value::String(s) if s.starts_with("$$") => {
+                                BodyExpect::Is(serde_json::Value::String(s[1..].to_string()))
+                            }
+                            Value::String(s) if s.starts_with('$') => match s.as_str() {
+                                "$present" => BodyExpect::Present,
+                                "$absent" => BodyExpect::Absent,
+                                "$same" => BodyExpect::Same,
+                                other => {
+                                    let hint = crate::base::diag::hint_suffix(
+                                        other,
+                                        ["$present", "$absent", "$same"],
+                                    );
+                                    errors.push((bp, format!("unknown body check `{other}`: expected a value, or one of $present, $absent, $same{hint}")));
+                                    continue;
+                                }
+                            },
+                            other => match crate::base::yaml::to_json(other) {
+                                Ok(j) => BodyExpect::Is(j),
+                                Err(e) => {
+                                    errors.push((
+                                        bp,
+                                        format!("this value cannot be compared as JSON: {e}"),
+                                    ));
+                                    continue;
+                                }
+                            },
+                        };
+                        a.body.push((path, e));
+                    }
+                }
                 ("model", Value::String(s)) => a.model = Some(s.clone()),
                 ("stream", Value::Bool(b)) => a.stream = Some(*b),
                 ("method", Value::String(s)) => a.method = Some(s.clone()),
                 ("path", Value::String(s)) => a.path = Some(s.clone()),
-                ("headers" | "model" | "stream" | "method" | "path", _) => {
-                    errors.push((fp, format!("`{name}` has the wrong type: headers is a map, stream is true/false, the others are text")));
+                ("headers" | "body" | "model" | "stream" | "method" | "path", _) => {
+                    errors.push((fp, format!("`{name}` has the wrong type: headers and body are maps, stream is true/false, the others are text")));
                 }
                 (other, _) => {
                     let hint = crate::base::diag::hint_suffix(
                         other,
-                        ["headers", "model", "stream", "method", "path"],
+                        ["headers", "body", "model", "stream", "method", "path"],
                     );
-                    errors.push((fp, format!("unknown key `{other}` in a request assertion: expected headers, model, stream, method or path{hint}")));
+                    errors.push((fp, format!("unknown key `{other}` in a request assertion: expected headers, body, model, stream, method or path{hint}")));
                 }
             }
         }
@@ -145,5 +201,35 @@ mod tests {
         assert!(e[0].1.contains("did you mean `model`"), "{e:?}");
         let e = parse_yaml("{ 1A: { model: x } }").unwrap_err();
         assert!(e[0].1.contains("not a call label"), "{e:?}");
+        let e = parse_yaml(r#"{ A1: { body: { "messages[0]": x } } }"#).unwrap_err();
+        assert!(e[0].1.contains("is not a JSON path"), "{e:?}");
+        let e = parse_yaml(r#"{ A1: { body: { "$.x": $sam } } }"#).unwrap_err();
+        assert!(e[0].1.contains("did you mean `$same`"), "{e:?}");
+        let e = parse_yaml(r#"{ A1: { bdy: { "$.x": 1 } } }"#).unwrap_err();
+        assert!(e[0].1.contains("did you mean `body`"), "{e:?}");
+        let e = parse_yaml(r#"{ A1: { body: [x] } }"#).unwrap_err();
+        assert!(e[0].1.contains("wrong type"), "{e:?}");
+    }
+
+    #[test]
+    fn reads_body_checks_as_json() {
+        let a = parse_yaml(
+            r#"{ "*": { body: { "$.n": 1, "$.m": { a: [true] }, "$.s": "$$x", "$.u": $same } } }"#,
+        );
+        let a = a.unwrap();
+        let checks: Vec<(&str, &BodyExpect)> = a[0]
+            .body
+            .iter()
+            .map(|(p, e)| (p.text.as_str(), e))
+            .collect();
+        assert_eq!(
+            checks,
+            vec![
+                ("$.n", &BodyExpect::Is(serde_json::json!(1))),
+                ("$.m", &BodyExpect::Is(serde_json::json!({"a": [true]}))),
+                ("$.s", &BodyExpect::Is(serde_json::json!("$x"))),
+                ("$.u", &BodyExpect::Same),
+            ]
+        );
     }
 }

@@ -6,6 +6,7 @@
 //!   requests:
 //!     "*":  { headers: { idempotency-key: $same, x-stainless-retry-count: $retries }, model: gpt-4o-mini, stream: false }
 //!     A1:   { method: POST, path: /v1/chat/completions }
+//!     A2:   { body: { "$.messages[0].role": user, "$.temperature": $absent, "$.user": $same } }
 //! ```
 //!
 //! Keys are call labels (`A1`, `B2`) or `"*"` for every call. A header's
@@ -15,8 +16,17 @@
 //! headers (`authorization`, `cookie`, `*api-key*`, `*token*`...) are never
 //! recorded, so asserting on them is refused when the file loads.
 //!
+//! `body` asserts JSON paths of the request body (see
+//! [`crate::base::json_path`]): a value (YAML, compared as JSON), or
+//! `$present`, `$absent`, `$same`. Only the asserted paths' values are kept
+//! of a body, never the body.
+//!
 //! The checks run on call records, so they hold in-process too (there the
-//! reference system sends `x-retry-count` and `idempotency-key`).
+//! reference system sends `x-retry-count` and `idempotency-key`; a system
+//! that calls the transport directly sends no body, so `body` holds only
+//! through the HTTP seam and over the wire).
+
+use crate::base::json_path::JsonPath;
 
 /// What a header must be.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +41,19 @@ pub enum HeaderExpect {
     Same,
     /// Equal to the number of calls made before this one.
     Retries,
+}
+
+/// What the value at a body path must be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodyExpect {
+    /// Equal to this JSON value.
+    Is(serde_json::Value),
+    /// Present, any value (`null` included).
+    Present,
+    /// Not in the body.
+    Absent,
+    /// Present and identical on every covered call.
+    Same,
 }
 
 /// Assertions on one call (or all calls).
@@ -48,4 +71,20 @@ pub struct RequestAssertion {
     pub method: Option<String>,
     /// Expected path.
     pub path: Option<String>,
+    /// JSON paths of the request body and what they must hold.
+    pub body: Vec<(JsonPath, BodyExpect)>,
+}
+
+/// Every body path a row's request assertions name, once each: what the
+/// transport keeps of request bodies.
+pub fn body_paths(assertions: &[RequestAssertion]) -> Vec<JsonPath> {
+    let mut out: Vec<JsonPath> = Vec::new();
+    for a in assertions {
+        for (p, _) in &a.body {
+            if !out.contains(p) {
+                out.push(p.clone());
+            }
+        }
+    }
+    out
 }

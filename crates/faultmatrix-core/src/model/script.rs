@@ -67,6 +67,9 @@ pub enum Answer {
     Timeout,
     /// The connection is reset before a response.
     Reset,
+    /// The connection is refused: nothing reaches the upstream (in
+    /// process only; see `docs/over-the-wire.md` for why not on a socket).
+    Refused,
     /// The response cannot be parsed as HTTP.
     Malformed,
     /// The response head promises more body than is sent before the
@@ -118,7 +121,8 @@ impl ScriptedResponse {
                 now + d.offset
             };
             if let Some(h) = self.headers.get_mut(d.header) {
-                h.1 = faultmatrix_controller::policy::retry_after::format_http_date(at, d.form);
+                h.1 =
+                    faultmatrix_controller::policy::retry_after::format_http_date(at, d.form as u8);
             }
         }
     }
@@ -131,4 +135,14 @@ pub struct StreamSpec {
     pub items: Vec<SseItem>,
     /// Whether the connection breaks after the items instead of ending.
     pub breaks: bool,
+    /// Virtual pauses (stalls): `pauses[i]` before `items[i]`, and
+    /// `pauses[items.len()]` before the end or the break. Empty: no pause.
+    pub pauses: Vec<Duration>,
+}
+
+impl StreamSpec {
+    /// The pause before item `i` (`i == items.len()`: before the end).
+    pub fn pause_before(&self, i: usize) -> Duration {
+        self.pauses.get(i).copied().unwrap_or(Duration::ZERO)
+    }
 }
