@@ -314,7 +314,7 @@ fn ignore_takes_booleans_or_a_reason_and_false_runs_the_row() {
     );
     for bad in ["''", "'  '", "'no'", "'False'", "[x]", "3"] {
         let e = load(bad).unwrap_err();
-        assert!(e.contains("rows[0].ignore"), "{bad}: {e}");
+        assert!(e.contains("`ignore` of row `r`"), "{bad}: {e}");
     }
 }
 

@@ -344,11 +344,11 @@ rows:
         .expect("must not load");
     assert_eq!(
         err.to_string(),
-        "error: unknown key `inejct` in `rows[0]`
+        "error: unknown key `inejct` in row `one`
  --> t.yaml:6:5
   |
 6 |     inejct: { A: [503] }
-  |     ^ expected one of: name, ignore, tags, inject, deadline, jitter, jitter_seed, request, horizon, budget, max_calls, tolerance, expect, tape, record, policy, env, clock
+  |     ^ expected one of: name, ignore, tags, inject, deadline, jitter, jitter_seed, request, horizon, budget, max_calls, tolerance, expect, tape, record, policy, env, clock, codes
   = help: did you mean `inject`?
 
 error: unknown script entry `RATE_LIMTED`

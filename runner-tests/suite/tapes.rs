@@ -664,15 +664,15 @@ fn bad_tape_keys_in_a_matrix_are_diagnosed_with_positions() {
         ),
         (
             "  - name: bad shape\n    tape: tapes/x.yaml\n    record: { expect: [429, later] }\n    expect: { stop: success }\n",
-            "error: `rows[0].record.expect[1]`: `later` is not an answer shape: expected a status such as 429, or one of timeout, reset, malformed, broken\n  --> m.yaml:19:29",
+            "error: `record.expect[1]` of row `bad shape`: `later` is not an answer shape: expected a status such as 429, or one of timeout, reset, malformed, broken\n  --> m.yaml:19:29",
         ),
         (
             "  - name: typo\n    tape: tapes/x.yaml\n    record: { expcet: [429] }\n    expect: { stop: success }\n",
-            "error: unknown key `expcet` in `rows[0].record`\n  --> m.yaml:19:15",
+            "error: unknown key `expcet` in `record` of row `typo`\n  --> m.yaml:19:15",
         ),
         (
             "  - name: empty\n    tape: ''\n    expect: { stop: success }\n",
-            "error: `rows[0].tape`: `tape` is empty",
+            "error: `tape` of row `empty`: `tape` is empty",
         ),
     ];
     for (rows, want) in cases {

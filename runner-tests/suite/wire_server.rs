@@ -32,6 +32,7 @@ fn status(s: u16, body: &str) -> Entry {
         headers: vec![("Retry-After".into(), "1".into())],
         body: Some(body.into()),
         stream: None,
+        dates: Vec::new(),
     }))
 }
 
@@ -164,6 +165,7 @@ async fn every_entry_means_the_same_on_the_wire() {
             breaks: true,
             pauses: Vec::new(),
         }),
+        dates: Vec::new(),
     }));
     let mut slow = status(200, r#"{"ok":true}"#);
     slow.latency = Duration::from_millis(150);
@@ -610,6 +612,42 @@ fn wire_matrices_validate_against_the_shipped_schema() {
     assert!(!v.is_valid(&bad));
 }
 
+#[tokio::test]
+async fn the_fixture_server_writes_relative_dates_against_the_real_wall_clock() {
+    use faultmatrix::model::script::RelativeDate;
+    use faultmatrix_controller::policy::retry_after::{parse_http_date, DateForm};
+    let mut e = status(429, "{}");
+    if let Answer::Response(r) = &mut e.answer {
+        r.headers = vec![("Retry-After".into(), String::new())];
+        r.dates = vec![RelativeDate {
+            header: 0,
+            past: false,
+            offset: Duration::from_secs(3600),
+            form: DateForm::Rfc850,
+        }];
+    }
+    let server = FixtureServer::start(&script("A", vec![e]), 100)
+        .await
+        .unwrap();
+    let t = transport(&server);
+    let before = std::time::SystemTime::now();
+    let r = t.call(req("A")).await.unwrap();
+    let value = r
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
+        .map(|(_, v)| v.clone())
+        .unwrap();
+    // An RFC 850 date an hour after the real now (whole seconds).
+    assert!(value.contains('-') && value.ends_with(" GMT"), "{value}");
+    let at = parse_http_date(&value, before).unwrap();
+    let ahead = at.duration_since(before).unwrap();
+    assert!(
+        ahead > Duration::from_secs(3590) && ahead <= Duration::from_secs(3600),
+        "{value}: {ahead:?}"
+    );
+}
+
 fn paused_stream(pause: Duration) -> Entry {
     let event = |data: &str| SseItem::Event {
         event: None,
@@ -625,6 +663,7 @@ fn paused_stream(pause: Duration) -> Entry {
             breaks: false,
             pauses: vec![Duration::ZERO, pause],
         }),
+        dates: Vec::new(),
     }))
 }
 

@@ -38,6 +38,22 @@ pub struct RowMeta {
     pub time: Option<std::time::Duration>,
     /// 1-based line of the row's `name` in its file.
     pub line: Option<usize>,
+    /// What kind of test it is (reports say why a result has no trace).
+    pub kind: RowKind,
+}
+
+/// What a result is a result of.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RowKind {
+    /// A row written in a matrix file.
+    #[default]
+    Row,
+    /// A row a registry generates for one of its codes.
+    Generated,
+    /// A guardrail: a check of a registry file, with no calls.
+    Guardrail,
+    /// A file that does not load.
+    File,
 }
 
 /// Counts.
@@ -98,6 +114,9 @@ pub fn load_failure(found: &Found, text: String) -> RowResult {
             text,
         )),
         observed: None,
-        meta: RowMeta::default(),
+        meta: RowMeta {
+            kind: RowKind::File,
+            ..RowMeta::default()
+        },
     }
 }

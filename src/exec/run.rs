@@ -122,7 +122,10 @@ async fn run_row_async(
     let (transport, system_transport, session): (Scripted, Arc<dyn Transport>, _) = match row.tape()
     {
         None => {
-            let t = Scripted::new(row.inject(), s.max_calls);
+            let t = Scripted::new(row.inject(), s.max_calls).with_wall(
+                s.wall
+                    .unwrap_or_else(crate::load::policy::retry_after::default_wall_start),
+            );
             (t.clone(), Arc::new(t), None)
         }
         Some(tape) => match Session::open(tape, &opts.mode, &opts.env, s.max_calls) {

@@ -110,6 +110,16 @@ impl RouteCursor {
     }
 }
 
+/// Writes an entry's relative header dates (`{ http-date: now+20s }`)
+/// against `now`, the row's wall clock as the answer is sent. Every server
+/// of a script calls it at that moment: the in-process transport, the
+/// fixture server (real clock) and the virtual-clock server.
+pub fn render_dates(entry: &mut Entry, now: std::time::SystemTime) {
+    if let crate::model::Answer::Response(r) = &mut entry.answer {
+        r.render_dates(now);
+    }
+}
+
 /// A committed create's answer (status, headers, body), replayed for the
 /// same idempotency key.
 pub type Stored = (u16, Vec<(String, String)>, String);

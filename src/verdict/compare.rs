@@ -114,6 +114,18 @@ pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
     let mut problems = Problems::default();
     let exp = &row.expect;
     let (observed, notes) = observed_with_notes(row, obs);
+    // Why a route stopped short (a code's `max_attempts` below its
+    // `attempts`), said once: with the trace diff, else with the stop.
+    let mut explained = false;
+    let mut explain = |p: &mut String| {
+        if !std::mem::replace(&mut explained, true) {
+            for n in crate::verdict::caps::explain(matrix, row, obs) {
+                p.push_str("note: ");
+                p.push_str(&n);
+                p.push('\n');
+            }
+        }
+    };
 
     if let Some(expected) = expected_text(row) {
         if expected != observed {
@@ -146,6 +158,7 @@ pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
                 p.push_str(n);
                 p.push('\n');
             }
+            explain(&mut p);
             problems.add(ProblemKind::Trace, p);
         }
     }
@@ -160,10 +173,9 @@ pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
     let stop = obs.stop();
     if let Some(want) = &exp.stop {
         if want != stop {
-            problems.add(
-                ProblemKind::Stop,
-                format!("stop: expected `{want}`, observed `{stop}`"),
-            );
+            let mut p = format!("stop: expected `{want}`, observed `{stop}`\n");
+            explain(&mut p);
+            problems.add(ProblemKind::Stop, p);
         }
     }
 

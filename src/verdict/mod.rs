@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`failure`] | [`Failure`], [`Problem`], [`Location`] |
 //! | [`compare`] | the trace diff and every other assertion |
+//! | [`caps`] | a code's `max_attempts` capping a route's `attempts`, explained |
 //! | [`lines`] | an observed call against its expected line, by value |
 //! | [`snapshot`] | snapshot rows and their files |
 //! | [`tape`] | tape rows: replay problems, committing or discarding a recording |
@@ -15,6 +16,7 @@
 //! | [`bless`] | observed values written back into the row's file |
 
 pub mod bless;
+pub mod caps;
 pub mod compare;
 pub mod failure;
 pub mod lines;

@@ -215,6 +215,7 @@ fn response(status: u16, headers: Vec<(String, String)>, body: Option<String>) -
         headers,
         body,
         stream: None,
+        dates: Vec::new(),
     })
 }
 
@@ -287,6 +288,7 @@ pub fn entry(step: &Step, registry: &Registry) -> Entry {
                         breaks: *breaks,
                         pauses: Vec::new(),
                     }),
+                    dates: Vec::new(),
                 }),
                 Answer::Ok | Answer::Code(_) => unreachable!("handled above"),
             };

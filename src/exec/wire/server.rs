@@ -586,7 +586,7 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
             .is_some_and(|v| v.eq_ignore_ascii_case("close"))
             || head.minor == 0;
         let key = call.header("idempotency-key").map(str::to_string);
-        let (idx, entry) = match pick(&shared, &route, call) {
+        let (idx, mut entry) = match pick(&shared, &route, call) {
             (i, Pick::Entry(e)) => (i, e),
             (i, Pick::Stored((status, headers, body))) => {
                 let bytes = http::response_bytes(status, &headers, body.as_bytes(), client_close);
@@ -630,6 +630,8 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
                 }
             }
         }
+        // A real-clock client reads the real wall clock.
+        crate::exec::upstream::render_dates(&mut entry, std::time::SystemTime::now());
         if let Answer::Response(r) = &entry.answer {
             if shared.create && (200..300).contains(&r.status) {
                 let body = r.body.clone().unwrap_or_default();

@@ -820,13 +820,23 @@ impl<'a> RowRun<'a> {
             return false;
         };
         let Pending {
-            entry,
+            mut entry,
             idx,
             close,
             key,
             stream_at,
             ..
         } = p;
+        // The shim's wall clock: the start it was given in the welcome
+        // plus the row's virtual time.
+        crate::exec::upstream::render_dates(
+            &mut entry,
+            self.row
+                .settings
+                .wall
+                .unwrap_or_else(faultmatrix_controller::policy::retry_after::default_wall_start)
+                + std::time::Duration::from_nanos(now),
+        );
         if let (Answer::Response(r), None) = (&entry.answer, stream_at) {
             if self.create && (200..300).contains(&r.status) {
                 let body = r.body.clone().unwrap_or_default();

@@ -226,6 +226,29 @@ pub fn format_http_date(t: SystemTime, form: u8) -> String {
     }
 }
 
+/// The three HTTP-date forms of RFC 9110 §5.6.7, by name for matrix files;
+/// `form as u8` is [`format_http_date`]'s form number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum DateForm {
+    /// `Sun, 06 Nov 1994 08:49:37 GMT` (the preferred form).
+    #[default]
+    ImfFixdate = 0,
+    /// `Sunday, 06-Nov-94 08:49:37 GMT` (obsolete, two-digit year).
+    Rfc850 = 1,
+    /// `Sun Nov  6 08:49:37 1994` (C's asctime).
+    Asctime = 2,
+}
+
+impl DateForm {
+    /// Every form by its name: `imf-fixdate`, `rfc850`, `asctime`.
+    pub const NAMES: [(&'static str, DateForm); 3] = [
+        ("imf-fixdate", DateForm::ImfFixdate),
+        ("rfc850", DateForm::Rfc850),
+        ("asctime", DateForm::Asctime),
+    ];
+}
+
 /// The virtual wall clock's default start: the RFC 9110 example date,
 /// Sun, 06 Nov 1994 08:49:37 GMT, so examples can be copied from the RFC.
 pub fn default_wall_start() -> SystemTime {
@@ -238,6 +261,20 @@ mod tests {
 
     fn now() -> SystemTime {
         default_wall_start()
+    }
+
+    #[test]
+    fn rfc850_two_digit_years_may_be_in_the_next_century() {
+        // Read in 1994 (the default wall clock), `23` is 2023: 29 years
+        // ahead is not "more than 50 years in the future".
+        let t = parse_http_date("Friday, 29-Sep-23 12:00:00 GMT", now()).unwrap();
+        assert_eq!(civil_from_days(secs(t).div_euclid(86_400)), (2023, 9, 29));
+        let wait = parse_retry_after("Friday, 29-Sep-23 12:00:00 GMT", now()).unwrap();
+        assert!(wait > Duration::from_secs(28 * 365 * 86_400), "{wait:?}");
+        for (name, form) in DateForm::NAMES {
+            let text = format_http_date(now(), form as u8);
+            assert_eq!(parse_http_date(&text, now()), Some(now()), "{name}: {text}");
+        }
     }
 
     #[test]

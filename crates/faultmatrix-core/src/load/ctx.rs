@@ -17,6 +17,9 @@ pub(crate) struct Ctx<'a> {
     /// Whether a row that asserts nothing loads as pending (bless writes
     /// its expectations) instead of being an error.
     pub(crate) pending_ok: bool,
+    /// Each row's name, when it has one: messages say ``row `NAME` ``
+    /// rather than `rows[3]`.
+    pub(crate) row_names: Vec<Option<String>>,
 }
 
 pub(crate) fn key(s: &str) -> Seg {
@@ -39,6 +42,7 @@ impl<'a> Ctx<'a> {
             diags: Vec::new(),
             syntax: false,
             pending_ok: false,
+            row_names: Vec::new(),
         }
     }
 
@@ -142,7 +146,7 @@ impl<'a> Ctx<'a> {
                 } else {
                     "value"
                 };
-                let place = describe(&parent);
+                let place = self.describe(&parent);
                 let label = (!expected.is_empty())
                     .then(|| format!("expected one of: {}", expected.join(", ")));
                 let help = did_you_mean(&word, expected.iter().map(String::as_str));
@@ -163,7 +167,7 @@ impl<'a> Ctx<'a> {
             let place = if e.path.is_empty() {
                 "the file".to_string()
             } else {
-                format!("`{}`", yaml::path_text(&e.path))
+                self.place(&e.path)
             };
             self.error_at(
                 pos,
@@ -180,7 +184,7 @@ impl<'a> Ctx<'a> {
         let msg = if e.path.is_empty() {
             e.message
         } else {
-            format!("`{}`: {}", yaml::path_text(&e.path), e.message)
+            format!("{}: {}", self.place(&e.path), e.message)
         };
         self.error_at(pos, msg, None, None);
     }
@@ -228,10 +232,32 @@ fn duplicate_key(message: &str) -> Option<(Vec<Seg>, String)> {
     Some((yaml::parse_path_text(path), name.to_string()))
 }
 
-pub(crate) fn describe(path: &[Seg]) -> String {
-    if path.is_empty() {
-        String::new()
-    } else {
-        format!(" in `{}`", yaml::path_text(path))
+impl Ctx<'_> {
+    /// ` in <place>` (see [`Ctx::place`]), or nothing for the file itself.
+    pub(crate) fn describe(&self, path: &[Seg]) -> String {
+        if path.is_empty() {
+            String::new()
+        } else {
+            format!(" in {}", self.place(path))
+        }
+    }
+
+    /// A path as a message names it: ``row `NAME` `` for a named row,
+    /// ``` `expect.trace` of row `NAME` ``` below it, else `` `rows[3]` ``
+    /// and `` `policy.routes` ``.
+    pub(crate) fn place(&self, path: &[Seg]) -> String {
+        if let [Seg::Key(k), Seg::Index(i), rest @ ..] = path {
+            if k == "rows" {
+                if let Some(Some(name)) = self.row_names.get(*i) {
+                    let row = format!("row `{}`", crate::base::label::escape(name));
+                    return if rest.is_empty() {
+                        row
+                    } else {
+                        format!("`{}` of {row}", yaml::path_text(rest))
+                    };
+                }
+            }
+        }
+        format!("`{}`", yaml::path_text(path))
     }
 }

@@ -329,13 +329,17 @@ pub(crate) fn entry_from_raw(
                 format!("a `{f}` fault has no response: drop `headers`, `body` and `stream`"),
             );
         }
-        let Some(mut e) = fault_entry(f).filter(|_| f != "ok") else {
+        let Some(mut e) = fault_entry(f).filter(|_| super::raw::FAULTS.contains(&f.as_str()))
+        else {
             let pos = cx.pos(&child(path, key("fault")));
             cx.error_at(
                 pos,
                 format!("unknown fault `{f}`"),
-                Some("expected one of: timeout, reset, refused, malformed, truncated".into()),
-                did_you_mean(f, ["timeout", "reset", "refused", "malformed", "truncated"]),
+                Some(format!(
+                    "expected one of: {}",
+                    super::raw::FAULTS.join(", ")
+                )),
+                did_you_mean(f, super::raw::FAULTS.iter().copied()),
             );
             return None;
         };
@@ -349,6 +353,7 @@ pub(crate) fn entry_from_raw(
         raw.status.expect("checked") as i64,
     )?;
     let mut headers = Vec::new();
+    let mut dates = Vec::new();
     if let Some(h) = &raw.headers {
         for (k, v) in h {
             let name = k.as_str().map(str::to_string);
@@ -356,6 +361,15 @@ pub(crate) fn entry_from_raw(
                 Value::String(s) => Some(s.clone()),
                 Value::Number(n) => Some(n.to_string()),
                 Value::Bool(b) => Some(b.to_string()),
+                // `{ http-date: now+20s }`: rendered when the answer is sent.
+                Value::Mapping(_) if name.is_some() => {
+                    let at = child(
+                        &child(path, key("headers")),
+                        key(name.as_deref().unwrap_or("")),
+                    );
+                    dates.extend(super::header_date::parse(cx, v, &at, headers.len()));
+                    Some(String::new())
+                }
                 _ => None,
             };
             match (name, value) {
@@ -438,6 +452,7 @@ pub(crate) fn entry_from_raw(
             headers,
             body,
             stream,
+            dates,
         }),
         latency,
         repeat: Repeat::Times(1),
