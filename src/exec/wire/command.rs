@@ -262,6 +262,7 @@ fn ended_text(ended: &Ended, limit: Duration) -> String {
         Ended::Stopped(_) => "stopped by the runner".to_string(),
         Ended::Aborted => "killed: the fixture server aborted the row".to_string(),
         Ended::WaitFailed(e) => format!("waiting for it failed: {e}"),
+        Ended::Returned(..) => "returned in process (over HTTP)".to_string(),
     }
 }
 
