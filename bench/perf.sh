@@ -4,7 +4,8 @@
 #   bash bench/perf.sh              # every part below, in order
 #   bash bench/perf.sh count        # instructions per row and per phase (callgrind)
 #   bash bench/perf.sh frontends    # the in-process alternatives, counted (callgrind)
-#   bash bench/perf.sh memory       # wall and peak memory: 10k, 100k, 1M rows, one 100k-row file
+#   bash bench/perf.sh memory       # CLI wall and peak memory: 10k, 100k, 1M rows, one 100k-row file
+#   bash bench/perf.sh harness      # the cargo harness's wall and peak memory: 10k, 100k, 1M rows
 #   bash bench/perf.sh wire         # over the wire, per row, at 100 / 500 / 2000 rows a file
 #   bash bench/perf.sh nextest      # cargo nextest, per test, debug profile
 #   bash bench/perf.sh peer         # the wiremock-rs way (bench/peer, via bench/seam.sh)
@@ -16,10 +17,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=target/perf
 mkdir -p "$out"
-cli=target/release/faultmatrix
+# FAULTMATRIX_BENCH_CLI: another build of the CLI to measure (a "before").
+cli=${FAULTMATRIX_BENCH_CLI:-target/release/faultmatrix}
 gen=target/release/examples/gen_matrices
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(count frontends memory wire nextest peer)
+[ ${#parts[@]} -gt 0 ] || parts=(count frontends memory harness wire nextest peer)
 
 need_release() {
   cargo build --release --quiet --bin faultmatrix --example gen_matrices --example frontends
@@ -92,7 +94,7 @@ measure() { # label command... -> wall and peak memory (GNU time)
   local wall kb
   wall=$(grep 'Elapsed (wall' "$out/time.txt" | awk '{print $NF}')
   kb=$(grep 'Maximum resident' "$out/time.txt" | awk '{print $NF}')
-  echo "$label: wall $wall, peak $((kb / 1024)) MiB; $(tail -1 "$out/stdout.txt")"
+  echo "$label: wall $wall, peak $((kb / 1024)) MiB; $(grep -v '^\s*$' "$out/stdout.txt" | tail -1 | cut -c1-100)"
 }
 
 memory() {
@@ -100,13 +102,24 @@ memory() {
   measure "10k rows (100 files x 100)" "$cli" run --quiet "$(tree 100 100)"
   measure "100k rows (1,000 files x 100)" "$cli" run --quiet "$(tree 1000 100)"
   measure "1M rows (10,000 files x 100)" "$cli" run --quiet "$(tree 10000 100)"
+  # A 100k-row file of this shape (22 MB) is over the 16 MiB file limit:
+  # it fails to load; the 60k-row file (13.7 MB) is the largest that loads.
   measure "one 100k-row file: run" "$cli" run --quiet "$(tree 1 100000)"
-  measure "one 100k-row file: list" "$cli" list "$(tree 1 100000)"
-  cargo test --release --quiet --test matrices --no-run 2> /dev/null
-  local harness
-  harness=$(ls -t target/release/deps/matrices-* | grep -v '\.d$' | awk 'NR == 1')
+  measure "one 60k-row file: run" "$cli" run --quiet "$(tree 1 60000)"
+  measure "one 60k-row file: list" "$cli" list "$(tree 1 60000)"
+}
+
+harness() {
+  echo "== wall and peak memory of the cargo harness (release runner-tests/matrices.rs, all cores)"
+  # FAULTMATRIX_BENCH_HARNESS: another build of the harness to measure.
+  local harness=${FAULTMATRIX_BENCH_HARNESS:-}
+  if [ -z "$harness" ]; then
+    cargo test --release --quiet --test matrices --no-run 2> /dev/null
+    harness=$(ls -t target/release/deps/matrices-* | grep -v '\.d$' | awk 'NR == 1')
+  fi
   measure "harness, 10k rows" env FAULTMATRIX_MATRICES="$(tree 100 100)" "$harness" --quiet
   measure "harness, 100k rows" env FAULTMATRIX_MATRICES="$(tree 1000 100)" "$harness" --quiet
+  measure "harness, 1M rows" env FAULTMATRIX_MATRICES="$(tree 10000 100)" "$harness" --quiet
 }
 
 # A file of N zero-backoff rows against the reference system; the first
@@ -131,14 +144,24 @@ PY
 }
 
 wire() {
-  echo "== over the wire: ten rows of a file, real HTTP, one thread (wall per row)"
+  echo "== over the wire: ten rows of a file, real HTTP, one thread (wall per row, best of 5)"
+  echo "   per row = (run --over-http - the same ten rows in process) / 10: the file's own load is not counted"
   for n in 100 500 2000; do
-    local f t0 t1
+    local f http=999999999999 local_=999999999999 t0 t1 i
     f=$(wire_file "$n")
-    t0=$(date +%s%N)
-    "$cli" run --quiet --over-http --threads 1 --tag sample "$f" > "$out/stdout.txt" 2>&1 || true
-    t1=$(date +%s%N)
-    echo "$n rows a file: $(python3 -c "print(round(($t1 - $t0) / 10 / 1e6, 2))") ms/row; $(tail -1 "$out/stdout.txt")"
+    for i in 1 2 3 4 5; do
+      t0=$(date +%s%N)
+      "$cli" run --quiet --over-http --threads 1 --tag sample "$f" > "$out/stdout.txt" 2>&1 || true
+      t1=$(date +%s%N)
+      [ $((t1 - t0)) -lt "$http" ] && http=$((t1 - t0))
+      t0=$(date +%s%N)
+      "$cli" run --quiet --threads 1 --tag sample "$f" > /dev/null 2>&1 || true
+      t1=$(date +%s%N)
+      [ $((t1 - t0)) -lt "$local_" ] && local_=$((t1 - t0))
+    done
+    echo "$n rows a file: $(python3 -c "print(round(($http - $local_) / 10 / 1e6, 2))") ms/row over the wire" \
+      "(whole run $(python3 -c "print(round($http / 1e6, 1))") ms, in process $(python3 -c "print(round($local_ / 1e6, 1))") ms);" \
+      "$(tail -1 "$out/stdout.txt")"
   done
 }
 
@@ -153,12 +176,19 @@ nextest() {
   cargo test --quiet --test matrices --no-run 2> /dev/null
   local t0 t1
   t0=$(date +%s%N)
-  FAULTMATRIX_MATRICES="$dir" cargo nextest run --test matrices --no-fail-fast -j 1 \
-    > "$out/nextest.txt" 2>&1 || true
+  FAULTMATRIX_MATRICES="$dir" /usr/bin/time -f "%U %S" -o "$out/nextest-cpu.txt" \
+    cargo nextest run --test matrices --no-fail-fast -j 1 > "$out/nextest.txt" 2>&1 || true
   t1=$(date +%s%N)
-  local tests
+  local tests cpu
   tests=$(grep -cE '^\s+PASS' "$out/nextest.txt" || true)
-  echo "$tests tests passed; $(python3 -c "print(round(($t1 - $t0) / max($tests, 1) / 1e6, 1))") ms/test (cargo's own start-up included)"
+  cpu=$(awk '{print $1 + $2}' "$out/nextest-cpu.txt")
+  echo "$tests tests passed; wall $(python3 -c "print(round(($t1 - $t0) / max($tests, 1) / 1e6, 1))") ms/test," \
+    "CPU $(python3 -c "print(round($cpu * 1000 / max($tests, 1), 1))") ms/test (cargo's and nextest's own start-up included)"
+  # One test process as nextest starts it, in instructions (callgrind).
+  local bin n
+  bin=$(ls -t target/debug/deps/matrices-* | grep -v '\.d$' | awk 'NR == 1')
+  n=$(export FAULTMATRIX_MATRICES="$dir"; ir "$out/cg-nextest.out" "$bin" --exact "$dir/m0000.yaml::row 50")
+  echo "one test process (--exact, debug): $(python3 -c "print(f'{$n:,}')") instructions"
 }
 
 peer() {
@@ -172,10 +202,10 @@ peer() {
   bash bench/seam.sh
 }
 
-need_release
+[ -n "${FAULTMATRIX_BENCH_CLI:-}" ] || need_release  # a given CLI is measured as built
 for p in "${parts[@]}"; do
   case "$p" in
-    count | frontends | memory | wire | nextest | peer) "$p" ;;
-    *) echo "unknown part $p (count, frontends, memory, wire, nextest, peer)" >&2; exit 2 ;;
+    count | frontends | memory | harness | wire | nextest | peer) "$p" ;;
+    *) echo "unknown part $p (count, frontends, memory, harness, wire, nextest, peer)" >&2; exit 2 ;;
   esac
 done

@@ -35,12 +35,30 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// One phase's numbers over the rows: median and max.
+fn stat(label: &str, v: &[f64]) -> String {
+    let mut v = v.to_vec();
+    let max = v.iter().copied().fold(0.0, f64::max);
+    format!("{label} median {:.1} ms, max {:.1} ms", median(&mut v), max)
+}
+
 fn run(files: &[PathBuf], warm: bool, env: &faultmatrix::base::env::Env) -> bool {
     let label = if warm { "warm" } else { "cold" };
+    println!("{label}: load average before: {}", load_average());
     let t0 = Instant::now();
     let mut beyond = Vec::new();
     let mut after_hello = Vec::new();
+    let mut set_up = Vec::new();
+    let mut wrap_up = Vec::new();
+    let mut whole = Vec::new();
     let mut start = Vec::new();
+    let mut parent_start = Duration::ZERO;
     let mut failed = Vec::new();
     let mut rows = 0;
     for path in files {
@@ -75,14 +93,35 @@ fn run(files: &[PathBuf], warm: bool, env: &faultmatrix::base::env::Env) -> bool
             if !ok {
                 failed.push(format!("{}::{}", path.display(), row.name));
             }
+            // A row that had to start a warm parent: its imports are the
+            // worker's start-up, reported apart.
+            let started_parent = stats.parent > Duration::from_millis(50);
+            if started_parent {
+                parent_start += stats.parent;
+            }
             beyond.push(ms(stats.from_first_request));
             after_hello.push(ms(stats.after_hello));
+            set_up.push(ms(stats.set_up));
+            wrap_up.push(ms(stats.wrap_up));
+            whole.push(ms(stats.whole.saturating_sub(if started_parent {
+                stats.parent
+            } else {
+                Duration::ZERO
+            })));
             start.push(ms(stats.start_up));
             println!(
-                "{label} {:>8.1} ms first request -> exit {:>8.1} ms hello -> end {:>8.1} ms start-up {:>4} advances  {}{}",
+                "{label} {:>7.1} ms first request -> exit {:>7.1} set-up {:>7.1} wrap-up {:>7.1} hello -> end {:>7.1} start-up {:>7.1} whole{} {:>3} advances  {}{}",
                 ms(stats.from_first_request),
+                ms(stats.set_up),
+                ms(stats.wrap_up),
                 ms(stats.after_hello),
                 ms(stats.start_up),
+                ms(stats.whole),
+                if started_parent {
+                    format!(" (a parent started: {:.0} ms)", ms(stats.parent))
+                } else {
+                    String::new()
+                },
                 stats.rounds,
                 row.name,
                 if ok { "" } else { "  FAILED" }
@@ -90,15 +129,30 @@ fn run(files: &[PathBuf], warm: bool, env: &faultmatrix::base::env::Env) -> bool
         }
     }
     let total = t0.elapsed();
-    let max = beyond.iter().copied().fold(0.0, f64::max);
     println!(
-        "{label}: {rows} rows in {:.1} s real; first request -> exit median {:.1} ms, max {:.1} ms; hello -> end median {:.1} ms; start-up median {:.1} ms; {} failed",
+        "{label}: {rows} rows in {:.1} s real ({:.1} s of it starting warm parents); {} failed; load average after: {}",
         total.as_secs_f64(),
-        median(&mut beyond),
-        max,
-        median(&mut after_hello),
-        median(&mut start),
-        failed.len()
+        parent_start.as_secs_f64(),
+        failed.len(),
+        load_average()
+    );
+    println!(
+        "  {}",
+        stat("first request -> exit (the row's own time):", &beyond)
+    );
+    println!(
+        "  {}",
+        stat("hello -> first request (the program's set-up):", &set_up)
+    );
+    println!(
+        "  {}",
+        stat("exit -> end of row (the runner's wrap-up):", &wrap_up)
+    );
+    println!("  {}", stat("hello -> end:", &after_hello));
+    println!("  {}", stat("spawn or fork -> hello (start-up):", &start));
+    println!(
+        "  {}",
+        stat("whole row, a parent's start excluded:", &whole)
     );
     for f in &failed {
         println!("  failed: {f}");

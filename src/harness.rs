@@ -7,6 +7,11 @@
 //! linear. Zero rows found is a failure. A file that does not load becomes
 //! one failing trial named after the file, carrying its diagnostics.
 //!
+//! Listing keeps each row's trial name and index, not the matrix: a file
+//! is loaded again when its first trial runs, into a cache of a few files
+//! per test thread (`lazy`), so memory does not grow with the number of
+//! files. Under `--exact` the one listed matrix is kept for its trial.
+//!
 //! A registry file found among the matrices (`codes:` and no `rows:`) gives
 //! its generated tests and guardrails as trials
 //! ([`crate::engine::suite`]).
@@ -38,12 +43,14 @@ use std::sync::Arc;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 use crate::base::env::Env;
-use crate::engine::discover::{self, Found, Loaded};
+use crate::engine::discover::{self, Found};
 use crate::engine::error::EngineError;
 use crate::engine::run::RunOptions;
 use crate::load::systems::{Factory, Systems};
 use crate::load::Loader;
 use crate::model::Matrix;
+
+mod lazy;
 
 /// Builds trials from matrix files and runs them.
 pub struct Harness {
@@ -230,43 +237,50 @@ impl Harness {
         };
         let mut loader = Loader::in_dir(self.systems.clone(), cwd.clone()).with_roots([root]);
         loader.bless = opts.bless.is_some();
-        let loaded = discover::load_all(&files, &loader, threads);
+        let loader = Arc::new(loader);
+        // Listing keeps each row's name and index, not the matrix: a file
+        // is loaded again when its first trial runs ([`lazy::LazyFile`]).
+        // Under `--exact NAME` one file is listed: its matrix is kept for
+        // the trial (nextest runs one trial a process).
+        let exact = args
+            .filter
+            .as_deref()
+            .filter(|_| args.exact && files.len() == 1);
+        let listed = crate::engine::pool::map(&files, threads, |_, f| {
+            lazy::list(f, &loader, &self.tags, &opts.exec.env, exact)
+        });
+        let opts = Arc::new(opts);
+        let cache = lazy::Cache::new(threads);
         let mut trials = Vec::new();
         let mut registries = Vec::new();
         let mut coverage = crate::engine::guardrails::Coverage::new();
-        for (found, l) in files.iter().zip(loaded) {
+        for (found, l) in files.iter().zip(listed) {
             match l {
-                Loaded::Registry => registries.push(found.clone()),
-                Loaded::Errors(e) => {
-                    let msg = e.to_string();
+                lazy::Listed::Registry => registries.push(found.clone()),
+                lazy::Listed::Errors(msg) => {
                     trials.push(Trial::test(found.display.clone(), move || {
                         Err(Failed::from(msg))
                     }));
                 }
-                Loaded::Matrix(m) => {
-                    coverage.record(&m);
-                    let m: Arc<Matrix> = Arc::from(m);
-                    let mut program: Option<Option<String>> = None;
-                    for i in 0..m.rows.len() {
-                        let row = &m.rows[i];
-                        if !crate::engine::select::has_tag(&self.tags, &row.tags) {
-                            continue;
-                        }
-                        let name = m.row_id(row);
-                        let can = if row.ignore.is_some() {
+                lazy::Listed::Matrix(listing) => {
+                    coverage.merge(listing.coverage);
+                    let file = lazy::LazyFile::new(found.clone(), loader.clone(), cache.clone());
+                    if let Some(m) = listing.matrix {
+                        file.keep(m);
+                    }
+                    for row in listing.rows {
+                        let can = if row.ignored {
                             CanRun::Ignored
                         } else {
-                            let why = self.unmet(&name, &mut probed).or_else(|| {
-                                program
-                                    .get_or_insert_with(|| program_missing(&m, &opts.exec.env))
-                                    .clone()
-                            });
+                            let why = self
+                                .unmet(&row.id, &mut probed)
+                                .or_else(|| listing.program_missing.clone());
                             match why {
                                 Some(why) => CanRun::Missing(why),
                                 None => CanRun::Yes,
                             }
                         };
-                        trials.push(row_trial(name, &m, i, &opts, can, ci));
+                        trials.push(row_trial(&file, row, &opts, can, ci));
                     }
                 }
             }
@@ -606,21 +620,19 @@ fn apply_selection(
 
 /// One row's trial, ignored or failing as [`CanRun`] says.
 fn row_trial(
-    name: String,
-    m: &Arc<Matrix>,
-    i: usize,
-    opts: &RunOptions,
+    file: &Arc<lazy::LazyFile>,
+    row: lazy::ListedRow,
+    opts: &Arc<RunOptions>,
     can: CanRun,
     ci: bool,
 ) -> Trial {
+    let lazy::ListedRow { id, index, .. } = row;
+    let check = lazy::name_check(&id);
     match can {
-        CanRun::Yes => {
-            let (m, opts) = (m.clone(), opts.clone());
-            Trial::test(name, move || run_trial(&m, i, &opts))
-        }
-        CanRun::Ignored => {
-            let (m, opts) = (m.clone(), opts.clone());
-            Trial::test(name, move || run_trial(&m, i, &opts)).with_ignored_flag(true)
+        CanRun::Yes | CanRun::Ignored => {
+            let (file, opts) = (file.clone(), opts.clone());
+            Trial::test(id, move || run_trial(&file, index, check, &opts))
+                .with_ignored_flag(matches!(can, CanRun::Ignored))
         }
         CanRun::Missing(why) => {
             let msg = if ci {
@@ -628,19 +640,27 @@ fn row_trial(
             } else {
                 format!("this row cannot run here (it is ignored unless asked for): {why}")
             };
-            Trial::test(name, move || Err(Failed::from(msg))).with_ignored_flag(!ci)
+            Trial::test(id, move || Err(Failed::from(msg))).with_ignored_flag(!ci)
         }
     }
 }
 
-fn run_trial(m: &Matrix, i: usize, opts: &RunOptions) -> Result<(), Failed> {
-    let (verdict, _) = crate::engine::run::run_row(m, &m.rows[i], opts);
+fn run_trial(
+    file: &lazy::LazyFile,
+    index: usize,
+    check: u64,
+    opts: &RunOptions,
+) -> Result<(), Failed> {
+    let m = file.matrix().map_err(Failed::from)?;
+    let row = file.row(&m, index, check).map_err(Failed::from)?;
+    let (verdict, _) = crate::engine::run::run_row(&m, row, opts);
     verdict.map_err(|f| Failed::from(f.render()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::discover::Loaded;
 
     const IN_PROCESS: &str = "title: t\nsystem: reference\npolicy:\n  routes: [{ name: A, attempts: 2 }]\n  backoff: { initial: 1s, factor: 2, cap: 30s, jitter: none }\n\nrows:\n  - name: passes\n    inject: { A: [200] }\n    expect: { trace: \"A1 200 return\" }\n  - name: marked ignore\n    ignore: not today\n    inject: { A: [200] }\n    expect: { trace: \"A1 200 return\" }\n";
 
@@ -831,5 +851,39 @@ mod tests {
             &["other".to_string()]
         ));
         assert!(crate::engine::select::has_tag(&[], &[]));
+    }
+
+    /// Listing keeps no matrix: each file is read again when its trials
+    /// run, so a change after listing is seen, and a row that is no longer
+    /// where it was listed fails instead of running another row.
+    #[test]
+    fn files_are_loaded_when_their_trials_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let matrix = |row: &str| {
+            format!("title: t\npolicy:\n  routes: [{{ name: A, attempts: 2 }}]\nrows:\n  - name: {row}\n    inject: {{ A: [200] }}\n    expect: {{ trace: \"A1 200 return\" }}\n")
+        };
+        for i in 0..5 {
+            std::fs::write(
+                dir.path().join(format!("f{i}.yaml")),
+                matrix(&format!("r{i}")),
+            )
+            .unwrap();
+        }
+        let trials = harness(dir.path(), None)
+            .trials(&Arguments::default())
+            .unwrap();
+        assert_eq!(trials.len(), 5);
+        std::fs::write(dir.path().join("f0.yaml"), matrix("renamed")).unwrap();
+        std::fs::write(dir.path().join("f1.yaml"), "title: t\nrows: [").unwrap();
+        // A nested run writes its report to a file, not the test's stdout.
+        let log = dir.path().join("log");
+        let args = Arguments {
+            test_threads: Some(1),
+            quiet: true,
+            logfile: Some(log.display().to_string()),
+            ..Arguments::default()
+        };
+        let c = libtest_mimic::run(&args, trials);
+        assert_eq!((c.num_passed, c.num_failed), (3, 2));
     }
 }

@@ -136,7 +136,9 @@
 //! `harness` (the cargo harness, libtest-mimic) and `cli` (the binary: clap,
 //! mimalloc) are on by default; a crate that runs matrices only through
 //! [`run_row`] or the engine can leave both out with
-//! `default-features = false`.
+//! `default-features = false`. `record` (on with `cli`) is the HTTP client
+//! for real upstreams (hyper over rustls with ring): recording tapes and
+//! `faultmatrix client`; a harness that records tapes enables it.
 #![warn(missing_docs)]
 
 #[cfg(feature = "cli")]

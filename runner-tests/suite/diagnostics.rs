@@ -23,7 +23,8 @@ fn cases_dir() -> PathBuf {
 struct Case {
     dir: PathBuf,
     input: &'static str,
-    yaml: String,
+    /// The input's text, `None` when it is not UTF-8.
+    yaml: Option<String>,
     expected: String,
 }
 
@@ -48,12 +49,12 @@ fn cases() -> Vec<Case> {
             );
             let input = inputs[0];
             let read = |f: &str| {
-                std::fs::read_to_string(dir.join(f))
-                    .unwrap_or_else(|e| panic!("{}/{f}: {e}", dir.display()))
+                std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{}/{f}: {e}", dir.display()))
             };
             Case {
-                yaml: read(input),
-                expected: read("expected.txt"),
+                // Input that is not UTF-8 is loaded from its file (below).
+                yaml: String::from_utf8(read(input)).ok(),
+                expected: String::from_utf8(read("expected.txt")).expect("expected.txt is UTF-8"),
                 input,
                 dir,
             }
@@ -61,12 +62,15 @@ fn cases() -> Vec<Case> {
         .collect()
 }
 
-fn render(input: &str, yaml: &str) -> String {
-    let systems = Systems::new();
-    let result = if input == "m.yaml" {
-        load_text(input, yaml, None, &systems).map(|_| ())
-    } else {
-        registry_from_text(input, yaml).map(|_| ())
+fn render(case: &Case) -> String {
+    let (input, systems) = (case.input, Systems::new());
+    let result = match (&case.yaml, input) {
+        (Some(yaml), "m.yaml") => load_text(input, yaml, None, &systems).map(|_| ()),
+        (Some(yaml), _) => registry_from_text(input, yaml).map(|_| ()),
+        // Bytes that are not text are only ever met reading a file.
+        (None, _) => faultmatrix::load::Loader::new(systems)
+            .load_file(&case.dir.join(input), input)
+            .map(|_| ()),
     };
     match result {
         Ok(()) => "(loaded without errors)".to_string(),
@@ -85,7 +89,7 @@ fn every_bad_input_gives_its_exact_message() {
     );
     let mut failures = Vec::new();
     for case in &cases {
-        let got = render(case.input, &case.yaml);
+        let got = render(case);
         if got == case.expected {
             continue;
         }

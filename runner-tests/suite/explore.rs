@@ -117,6 +117,14 @@ fn catches_with(
         "# explore: invariant `{}` broken",
         found.violation.invariant
     )));
+    // A generated wall clock stays in the row only when it matters.
+    if !matches!(mistake, Mistake::DefaultWallClock | Mistake::RealWallClock) {
+        assert!(
+            found.case.wall.is_none(),
+            "the wall was not shrunk away: {why}"
+        );
+        assert!(!found.row.contains("clock:"), "{why}");
+    }
     found
 }
 
@@ -207,6 +215,21 @@ fn broken_http_dates_on_the_real_clock() {
         &["guidance", "backoff"],
         4,
     );
+}
+
+#[test]
+fn broken_http_dates_on_the_default_wall_print_the_wall() {
+    // Correct on the default wall, wrong on any other: only a generated
+    // wall finds it, and the printed row keeps its `clock`.
+    let found = catches(
+        BASE,
+        unchanged,
+        Mistake::DefaultWallClock,
+        &["guidance", "backoff"],
+        4,
+    );
+    assert!(found.case.wall.is_some(), "{}", found.row);
+    assert!(found.row.contains("    clock: { wall: \""), "{}", found.row);
 }
 
 #[test]
@@ -593,10 +616,13 @@ fn backon_adjust_is_caught_by_the_budget_invariant() {
         "{}",
         found.violation.message
     );
-    // The client loops into the runaway guard whatever the answers, so the
-    // case cannot lose calls; the printed row is minimal: one route, the
-    // answers the budget allows.
-    assert_eq!(found.calls, 13, "{}", found.row);
+    // The client keeps calling while the server sends `Retry-After`;
+    // shrinking ends that with a success one call past the budget, so the
+    // run is minimal: the four calls the budget allows and the fifth, and
+    // the guidance that makes it (a plain 429 there keeps backon within
+    // its budget).
+    assert_eq!(found.calls, 5, "{}", found.row);
+    assert!(found.row.contains("Retry-After"), "{}", found.row);
     assert!(found.row.contains("      \"A\": ["), "{}", found.row);
     assert!(found.row.contains("A4 "), "{}", found.row);
     assert!(!found.row.contains("\n        A5 "), "{}", found.row);
@@ -667,4 +693,82 @@ fn cli_explore_writes_the_row_that_fails() {
     let (code, out, err) = cli(dir.path(), &["run", "m.yaml"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("explore b-once seed 1"), "{out}");
+}
+
+// ------------------------------------------- a command system (Python)
+
+/// The repository's small Python client (`runner-tests/explore-python/`,
+/// standard library only) runs on the virtual clock through the shim: its
+/// own rows pass, `faultmatrix explore` holds every invariant of its
+/// invariants file over a few generated cases, and the copy made wrong on
+/// purpose (it retries a 4xx) is caught by `terminal` and shrunk; the
+/// printed row reproduces the wrong client and fails against the right one.
+#[test]
+fn a_python_command_system_is_explored_on_the_virtual_clock() {
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output();
+    assert!(
+        python.is_ok_and(|o| o.status.success()),
+        "python3 is needed (standard library only) for the command-system exploration"
+    );
+    let here = std::env::current_dir().unwrap();
+    let dir = "runner-tests/explore-python";
+    let (code, out, err) = cli(&here, &["run", &format!("{dir}/client.yaml")]);
+    assert_eq!(code, 0, "the client's own rows: {out}{err}");
+    let (code, out, err) = cli(
+        &here,
+        &["explore", &format!("{dir}/client.yaml"), "--cases", "16"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("ok: 16 cases held every invariant"), "{out}");
+
+    let inv = here.join(dir).join("client.invariants.yaml");
+    let ex = Explorer::open(
+        &here.join(dir).join("wrong.yaml"),
+        "wrong.yaml",
+        Some((&inv, "client.invariants.yaml")),
+        &Systems::new(),
+        ExecOptions::capture(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let report = ex.explore(&Options {
+        seed: 1,
+        cases: 200,
+        threads: 2,
+        shrink_runs: 300,
+        ..Options::default()
+    });
+    let found = report
+        .found
+        .unwrap_or_else(|| panic!("no violation in {} cases", report.cases));
+    let why = format!("{}\n{}", found.violation.message, found.row);
+    assert_eq!(found.violation.invariant, "terminal", "{why}");
+    assert!(found.calls <= 4, "{} calls: {why}", found.calls);
+    assert!(found.row.contains("expect: the observed run"), "{why}");
+    let v = ex.verify(&found.row, &found.row_name);
+    assert_eq!(
+        v.system,
+        Ok(()),
+        "the row does not reproduce the wrong client: {why}"
+    );
+    assert!(v.reference.is_none());
+    // Against the right client the row fails: it records the retry of a 4xx.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        here.join(dir).join("client.py"),
+        tmp.path().join("client.py"),
+    )
+    .unwrap();
+    let right = std::fs::read_to_string(here.join(dir).join("client.yaml")).unwrap();
+    write(
+        tmp.path(),
+        "m.yaml",
+        &faultmatrix::engine::explore::with_row(&right, &found.row, false),
+    );
+    let (code, out, err) = cli(tmp.path(), &["run", "m.yaml"]);
+    assert_eq!(
+        code, 1,
+        "the row passes against the right client: {out}{err}\n{why}"
+    );
 }

@@ -356,12 +356,11 @@ fn the_wall_clock_is_settable_per_file_and_row() {
         "    clock: { wall: 'Fri, 29 Sep 2023 12:00:00 GMT' }\n",
     ))
     .unwrap();
-    // Without a clock the date is in 1923, long past: no guidance.
+    // Without a clock "now" is 1994, and RFC 9110 reads `23` as the year
+    // within 50 years ahead: 2023, 29 years away, far above the cap, so
+    // the guidance is refused and the run fails at once.
     let e = verdict(&rows("")).unwrap_err();
-    assert!(
-        e.contains("+ A1 503 UPSTREAM_UNAVAILABLE retry wait=1500ms"),
-        "{e}"
-    );
+    assert!(e.contains("+ A1 503 UPSTREAM_UNAVAILABLE fail"), "{e}");
     // Per file.
     let file =
         matrix(&rows("")).replace("rows:\n", "clock: { wall: 2023-09-29T12:00:00Z }\nrows:\n");
@@ -387,10 +386,250 @@ fn check_warns_when_a_code_caps_a_route_s_attempts() {
     let (code, out, err) = crate::common::cli(dir.path(), &["check", "m.yaml"]);
     assert_eq!(code, 0, "a warning does not fail check: {out}{err}");
     assert!(
-        out.contains("warning: route A allows 5 attempts, but the registry caps ")
+        out.contains("warning: route A allows 5 attempts, but a code's `max_attempts` caps it: ")
             && out.contains("UPSTREAM_UNAVAILABLE at 3 (built-in registry)"),
         "{out}"
     );
     assert!(out.contains(" --> m.yaml:3:33"), "{out}");
     assert!(!out.contains("route B allows"), "{out}");
+}
+
+/// A reference matrix whose route A allows five calls (the built-in
+/// registry allows a 503 three).
+fn capped(top: &str, row_keys: &str) -> String {
+    format!(
+        "title: caps
+policy:
+  routes: [{{ name: A, attempts: 5 }}, {{ name: B, attempts: 1 }}]
+  backoff: {{ initial: 1s, factor: 1, cap: 30s, jitter: none }}
+{top}rows:
+  - name: five on A
+{row_keys}    inject: {{ A: [503, 503, 503, 503, 200] }}
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait=1s
+        A2 503 UPSTREAM_UNAVAILABLE retry wait=1s
+        A3 503 UPSTREAM_UNAVAILABLE retry wait=1s
+        A4 503 UPSTREAM_UNAVAILABLE retry wait=1s
+        A5 200 return
+"
+    )
+}
+
+fn run_capped(text: &str) -> Result<(), String> {
+    let m = load_text("caps.yaml", text, None, &Systems::new()).unwrap_or_else(|e| panic!("{e}"));
+    let obs = run_row(&m, &m.rows[0]);
+    faultmatrix::verdict::check(&m, &m.rows[0], &obs).map_err(|f| f.render())
+}
+
+#[test]
+fn the_diff_says_why_a_route_switched_early() {
+    let e = run_capped(&capped("", "")).unwrap_err();
+    assert!(e.contains("+ A3 503 UPSTREAM_UNAVAILABLE switch"), "{e}");
+    assert!(
+        e.contains("note: route A switched after 3 calls, not 5: UPSTREAM_UNAVAILABLE caps it at 3 (built-in registry), below the route's `attempts: 5` (caps.yaml:3:33); set `codes: { UPSTREAM_UNAVAILABLE: { max_attempts: 5 } }` in the row or file to allow more"),
+        "{e}"
+    );
+    // The run stopping on its last route is explained too, with the
+    // stop when no trace is asserted.
+    let one_route = "title: caps
+policy:
+  routes: [{ name: A, attempts: 4 }]
+rows:
+  - name: r
+    inject: { A: [{ status: 503, repeat: forever }] }
+    expect: { stop: success }
+";
+    let e = run_capped(one_route).unwrap_err();
+    assert!(
+        e.contains("stop: expected `success`, observed `exhausted`\nnote: route A stopped after 3 calls, not 4: UPSTREAM_UNAVAILABLE caps it at 3 (built-in registry), below the route's `attempts: 4` (caps.yaml:3:33)"),
+        "{e}"
+    );
+    // A route that used its own attempts says nothing of caps.
+    let e = run_capped(&capped("", "").replace("attempts: 5", "attempts: 2")).unwrap_err();
+    assert!(!e.contains("note: route A"), "{e}");
+}
+
+#[test]
+fn codes_raise_a_limit_per_file_or_row_without_a_registry_file() {
+    let file = "codes:\n  UPSTREAM_UNAVAILABLE: { max_attempts: 5 }\n";
+    run_capped(&capped(file, "")).unwrap();
+    run_capped(&capped(
+        "",
+        "    codes: { UPSTREAM_UNAVAILABLE: { max_attempts: 5 } }\n",
+    ))
+    .unwrap();
+    // A row's lowers the file's again, and the diff points at the row's.
+    let e = run_capped(&capped(
+        file,
+        "    codes: { UPSTREAM_UNAVAILABLE: { max_attempts: 2 } }\n",
+    ))
+    .unwrap_err();
+    assert!(e.contains("+ A2 503 UPSTREAM_UNAVAILABLE switch"), "{e}");
+    assert!(
+        e.contains("UPSTREAM_UNAVAILABLE caps it at 2 (caps.yaml:9:52, `codes`)"),
+        "{e}"
+    );
+    // check: no warning once the file raises the limit; a row's own
+    // limit is warned at its place.
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::write(dir.path(), "a.yaml", &capped(file, ""));
+    let (code, out, err) = crate::common::cli(dir.path(), &["check", "a.yaml"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("warning: route A allows 5"), "{out}");
+    assert!(!out.contains("UPSTREAM_UNAVAILABLE at"), "{out}");
+    crate::common::write(
+        dir.path(),
+        "b.yaml",
+        &capped(
+            "",
+            "    codes: { UPSTREAM_UNAVAILABLE: { max_attempts: 2 } }\n",
+        ),
+    );
+    let (_, out, _) = crate::common::cli(dir.path(), &["check", "b.yaml"]);
+    assert!(
+        out.contains("UPSTREAM_UNAVAILABLE at 2 (b.yaml:7:52, `codes`)"),
+        "{out}"
+    );
+}
+
+/// The values the loader accepts at a place, read from its own message for
+/// a wrong value there (`expected one of: a, b`).
+fn loader_values(text: &str) -> Vec<String> {
+    let e = match load_text("enum.yaml", text, None, &Systems::new()) {
+        Ok(_) => panic!("`bogus` was accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    };
+    let list = e
+        .lines()
+        .find_map(|l| {
+            l.split_once("expected one of: ")
+                .map(|(_, l)| l.to_string())
+        })
+        .unwrap_or_else(|| panic!("no list of values in:\n{e}"));
+    list.split(", ").map(str::to_string).collect()
+}
+
+#[test]
+fn every_enum_the_loader_enforces_is_in_the_json_schema() {
+    let schema: serde_json::Value = serde_json::from_str(&faultmatrix::load::schema::render(
+        faultmatrix::load::schema::Kind::Matrix,
+    ))
+    .unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let json = |yaml: &str| -> serde_json::Value {
+        serde_json::to_value(serde_yaml::from_str::<serde_yaml::Value>(yaml).unwrap()).unwrap()
+    };
+    // Each place the loader takes one of a fixed list of words: a file
+    // with `V` there. The list is the loader's (from its message, or its
+    // constant); the schema must accept exactly those words there.
+    let row = "rows:\n  - name: a\n    inject: { A: [200] }\n    expect: { stop: success }\n";
+    let places: Vec<(&str, String, Option<Vec<String>>)> = vec![
+        (
+            "expect.stop",
+            "title: t\nrows:\n  - name: a\n    inject: { A: [200] }\n    expect: { stop: V }\n"
+                .into(),
+            None,
+        ),
+        (
+            "inject fault",
+            "title: t\nrows:\n  - name: a\n    inject: { A: [{ fault: V }, 200] }\n    expect: { stop: success }\n".into(),
+            None,
+        ),
+        (
+            "a relative header date's form",
+            "title: t\nrows:\n  - name: a\n    inject: { A: [{ status: 503, headers: { retry-after: { http-date: now+1s, form: V } } }, 200] }\n    expect: { stop: success }\n".into(),
+            None,
+        ),
+        (
+            "policy.backoff.jitter",
+            format!("title: t\npolicy: {{ backoff: {{ jitter: V }} }}\n{row}"),
+            None,
+        ),
+        (
+            "policy.retry_after.above_cap",
+            format!("title: t\npolicy: {{ retry_after: {{ above_cap: V }} }}\n{row}"),
+            None,
+        ),
+        (
+            // Its message names the two words in a sentence.
+            "system.clock",
+            format!("title: t\nsystem: {{ command: [python3, x.py], routes: [A], clock: V }}\n{row}"),
+            Some(vec!["virtual".into(), "real".into()]),
+        ),
+    ];
+    for (place, text, words) in places {
+        let words = words.unwrap_or_else(|| loader_values(&text.replace(": V", ": bogus")));
+        assert!(!words.is_empty(), "{place}");
+        for w in &words {
+            let doc = json(&text.replace(": V", &format!(": {w}")));
+            assert!(
+                v.is_valid(&doc),
+                "{place}: the schema rejects `{w}`, which the loader accepts"
+            );
+        }
+        let bogus = json(&text.replace(": V", ": bogus"));
+        assert!(
+            !v.is_valid(&bogus),
+            "{place}: the schema accepts `bogus`; the loader takes only {words:?}"
+        );
+    }
+}
+
+#[test]
+fn header_dates_can_be_written_relative_to_the_wall_clock() {
+    let row = |clock: &str, header: &str, wait: &str| {
+        format!(
+            "  - name: r
+{clock}    inject:
+      A:
+        - {{ status: 503, latency: 2s, headers: {{ retry-after: {header} }} }}
+        - 200
+    expect:
+      trace: |
+        A1 503 UPSTREAM_UNAVAILABLE retry wait={wait}
+        A2 200 return at={}
+",
+            if wait == "20s" { "22s" } else { "3.5s" }
+        )
+    };
+    // Every form, on the default clock and on a 2023 one: `now` is when
+    // the answer is sent (after its 2s latency), so the guidance is 20s.
+    for clock in ["", "    clock: { wall: 2023-09-29T12:00:00Z }\n"] {
+        for form in [
+            "",
+            ", form: imf-fixdate",
+            ", form: rfc850",
+            ", form: asctime",
+        ] {
+            let h = format!("{{ http-date: now+20s{form} }}");
+            verdict(&row(clock, &h, "20s")).unwrap_or_else(|e| panic!("{h}: {e}"));
+        }
+        // A date in the past is no guidance: the backoff's 1.5s.
+        verdict(&row(clock, "{ http-date: now-5s }", "1.5s")).unwrap();
+    }
+    for (header, message) in [
+        (
+            "{ http_date: now+20s }",
+            "unknown key `http_date` in a header value",
+        ),
+        (
+            "{ http-date: now+20s, form: rfc-850 }",
+            "did you mean `rfc850`?",
+        ),
+        (
+            "{ http-date: tomorrow }",
+            "`tomorrow` is not a time relative to now",
+        ),
+        ("{ http-date: now+20 }", "has no unit"),
+    ] {
+        let text = matrix(&row("", header, "20s"));
+        let e = match load_text("friction.yaml", &text, None, &Systems::new()) {
+            Ok(_) => panic!("{header} was accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(message), "{header}: {e}");
+        assert!(e.contains(" --> friction.yaml:10:"), "{header}: {e}");
+        assert_eq!(e.matches("error:").count(), 1, "{e}");
+    }
 }

@@ -314,7 +314,7 @@ fn ignore_takes_booleans_or_a_reason_and_false_runs_the_row() {
     );
     for bad in ["''", "'  '", "'no'", "'False'", "[x]", "3"] {
         let e = load(bad).unwrap_err();
-        assert!(e.contains("rows[0].ignore"), "{bad}: {e}");
+        assert!(e.contains("`ignore` of row `r`"), "{bad}: {e}");
     }
 }
 
@@ -358,4 +358,118 @@ fn stale_recording_files_of_dead_processes_are_removed_on_the_next_recording() {
     assert!(live.exists(), "a live process's temp file is kept");
     assert!(other.exists(), "only this tape's temp files are considered");
     assert!(t.root().join("tapes/t.yaml").is_file());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_matrix_that_is_a_symlink_out_of_the_tree_is_never_read() {
+    let t = Tree::new();
+    // A valid matrix outside, so reading it would load (and run) it.
+    let outside =
+        format!("{HEAD}  - name: r\n    inject: {{ A: [200] }}\n    expect: {{ stop: success }}\n");
+    write(&t.outside(), "m.yaml", &outside);
+    std::os::unix::fs::symlink(t.outside().join("m.yaml"), t.root().join("link.yaml")).unwrap();
+    // A symlink that stays inside the tree is read as usual.
+    write(&t.root(), "real/ok.yaml", &outside);
+    std::os::unix::fs::symlink(t.root().join("real/ok.yaml"), t.root().join("inside.yaml"))
+        .unwrap();
+    let e = Loader::new(Systems::new())
+        .with_roots([t.root()])
+        .load_file(&t.root().join("link.yaml"), "link.yaml")
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("link.yaml:1:1"), "{e}");
+    assert!(e.contains("resolves outside the matrices' root"), "{e}");
+    Loader::new(Systems::new())
+        .with_roots([t.root()])
+        .load_file(&t.root().join("inside.yaml"), "inside.yaml")
+        .expect("a symlink inside the tree loads");
+    // Through the CLI, given the tree or the link itself.
+    for args in [&["check", "root"][..], &["run", "root/link.yaml"]] {
+        let (code, out, err) = cli(t.dir.path(), args);
+        assert_ne!(code, 0, "{args:?}: {out}{err}");
+        assert!(
+            out.contains("link.yaml:1:1") && out.contains("resolves outside"),
+            "{args:?}: {out}{err}"
+        );
+        assert!(!out.contains("ok      root/link.yaml"), "{out}");
+    }
+}
+
+#[test]
+fn a_byte_order_mark_opening_a_file_is_allowed() {
+    let t = Tree::new();
+    let rows = "  - name: r\n    inject: { A: [200] }\n    expect: { stop: success }\n";
+    let p = write(&t.root(), "m.yaml", &format!("\u{FEFF}{HEAD}{rows}"));
+    Loader::new(Systems::new())
+        .load_file(&p, "m.yaml")
+        .expect("a leading byte-order mark is allowed by YAML");
+    // An error on line 1 still points at its column in the file.
+    let p = write(
+        &t.root(),
+        "b.yaml",
+        &format!("\u{FEFF}titel: x\n{}", HEAD.split_once('\n').unwrap().1),
+    );
+    let e = Loader::new(Systems::new())
+        .load_file(&p, "b.yaml")
+        .err()
+        .expect("unknown key")
+        .to_string();
+    assert!(e.contains("unknown key `titel`"), "{e}");
+    assert!(e.contains("b.yaml:1:2"), "{e}");
+}
+
+#[test]
+fn deep_flow_nesting_is_refused_before_the_yaml_library_reads_it() {
+    // 32,000 levels in a 64 KB file took 10 s in libyaml's scanner before
+    // serde_yaml's own limit spoke; the pre-check refuses it at level 65.
+    let t = Tree::new();
+    let n = 32_000;
+    let body = format!(
+        "  - name: r\n    inject: {{ A: [{{ status: 200, body: {}{} }}] }}\n    expect: {{ stop: success }}\n",
+        "[".repeat(n),
+        "]".repeat(n)
+    );
+    let e = t.load(&body).err().expect("refused");
+    assert!(
+        e.contains("nests deeper than 64 levels") && e.contains("m.yaml:8:"),
+        "{e}"
+    );
+    // 60 levels are fine.
+    let body = body
+        .replace(&"[".repeat(n), &"[".repeat(56))
+        .replace(&"]".repeat(n), &"]".repeat(56));
+    t.load(&body).expect("56 levels of body load");
+}
+
+#[test]
+fn a_password_in_an_upstream_url_is_never_printed() {
+    let t = Tree::new();
+    write(
+        &t.root(),
+        "m.yaml",
+        &format!("{HEAD}{}", tape_row("tapes/t.yaml")),
+    );
+    let (code, out, err) = cli_env(
+        &t.root(),
+        &["record", "m.yaml"],
+        &[(
+            "FAULTMATRIX_UPSTREAM_A",
+            "http://user:hunter2@127.0.0.1:9/v1",
+        )],
+    );
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("http://***@127.0.0.1:9/v1` holds credentials"),
+        "{out}{err}"
+    );
+    assert!(
+        !out.contains("hunter2") && !err.contains("hunter2"),
+        "{out}{err}"
+    );
+    assert!(
+        !t.root().join("tapes/t.yaml").exists(),
+        "no tape was written"
+    );
 }

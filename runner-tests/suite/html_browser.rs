@@ -1,6 +1,8 @@
 //! The HTML report in a real headless browser (Debian's `chromium`): the
-//! page renders, its script runs, and every row's timeline shows exactly
-//! the calls the row made.
+//! page renders, its script runs, every row's timeline shows exactly the
+//! calls the row made, every wait is labelled, a failed row draws its
+//! expected timeline beside the observed one, and no two labels overlap as
+//! the browser lays them out (measured in the page with `getBBox`).
 //!
 //! Ignored by a plain `cargo test` because it needs chromium; `.ci/run`
 //! installs chromium and runs it with `--ignored`. When run, a missing
@@ -37,6 +39,19 @@ rows:
         A1 504 GATEWAY_TIMEOUT retry wait=1s
         A2 504 GATEWAY_TIMEOUT switch
         B1 504 GATEWAY_TIMEOUT fail
+
+  - name: short waits on a long scale
+    policy:
+      routes: [{ name: A, attempts: 5 }]
+      backoff: { initial: 100ms, factor: 1 }
+    inject: { A: [{ status: 429, headers: { retry-after: '10' } }, 429, 429, 429, 200] }
+    expect:
+      trace: |
+        A1 429 RATE_LIMITED retry wait=10s
+        A2 429 RATE_LIMITED retry wait=100ms
+        A3 429 RATE_LIMITED retry wait=100ms
+        A4 429 RATE_LIMITED retry wait=100ms
+        A5 200 return
 ";
 
 fn chromium() -> &'static str {
@@ -116,19 +131,34 @@ fn html_report_renders_with_the_right_calls() {
         "the page's script did not run:\n{dom}"
     );
     let stats = dom.split("id=\"stats\"").nth(1).expect("stats element");
-    assert_eq!(attr(stats, "data-rows"), Some("3"));
+    assert_eq!(attr(stats, "data-rows"), Some("4"));
     assert_eq!(
         attr(stats, "data-calls"),
-        Some("8"),
-        "1 + 3 + 4 calls drawn"
+        Some("13"),
+        "1 + 3 + 4 + 5 calls observed and drawn"
     );
+    // Every wait that is not zero is labelled: 1 (three calls) + 2
+    // observed and 1 expected (the failed row) + 4 (short waits).
+    assert_eq!(attr(stats, "data-wait-labels"), Some("8"));
+    // Only the failed row draws an expected timeline.
+    assert_eq!(attr(stats, "data-expected"), Some("1"));
+    // Route names, waits, deadlines and axes: measured where the browser
+    // put them, no two label boxes overlap (the 100ms
+    // waits after a 10s one are 4px apart and stack into strips).
+    let labels: usize = attr(stats, "data-labels").unwrap().parse().unwrap();
+    assert!(labels >= 8 + 5 * 3, "{labels} labels");
+    assert_eq!(attr(stats, "data-overlaps"), Some("0"));
 
     // Row by row: the calls drawn in each section match the row.
     let mut seen = Vec::new();
     for section in dom.split("<section ").skip(1) {
         let section = section.split("</section>").next().unwrap();
         let id = attr(section, "data-id").unwrap().to_string();
-        let drawn = section.matches("class=\"call").count();
+        let observed = section
+            .split("<figure class=\"observed\">")
+            .nth(1)
+            .unwrap_or("");
+        let drawn = observed.matches("class=\"call").count();
         seen.push((id, drawn));
     }
     assert_eq!(
@@ -140,6 +170,10 @@ fn html_report_renders_with_the_right_calls() {
             ),
             ("matrices/b.yaml::one call".to_string(), 1),
             ("matrices/b.yaml::three calls".to_string(), 3),
+            (
+                "matrices/b.yaml::short waits on a long scale".to_string(),
+                5
+            ),
         ],
         "failed rows first, then the others in file order"
     );
@@ -149,6 +183,15 @@ fn html_report_renders_with_the_right_calls() {
         .find(|s| s.contains("four calls, wrong"))
         .unwrap();
     assert!(failed.contains("class=\"row failed\""));
+    // Its expected timeline: the three calls it expects, above the four
+    // it made, on the same scale.
+    let expected = failed
+        .split("<figure class=\"expected\">")
+        .nth(1)
+        .and_then(|f| f.split("</figure>").next())
+        .expect("an expected timeline");
+    assert_eq!(expected.matches("class=\"call").count(), 3);
+    assert!(expected.contains("<figcaption>expected</figcaption>"));
     assert!(failed.contains("<span class=\"ins\">+ B2 504 GATEWAY_TIMEOUT fail</span>"));
 
     // And it paints: a real PNG of some size.

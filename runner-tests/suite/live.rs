@@ -168,3 +168,75 @@ fn a_terminal_gets_progress_once_a_run_lasts_a_second() {
     assert!(slow.contains(" files, "), "{slow:?}");
     assert!(slow.contains("FAILED  matrices/b.yaml::slow"), "{slow:?}");
 }
+
+/// A run keeps only the failed and ignored rows unless a report lists
+/// every row; the summary still counts every row, and the CLI's summary
+/// line and Markdown report say the same counts either way.
+#[test]
+fn passed_rows_are_counted_and_dropped_unless_a_report_lists_every_row() {
+    use faultmatrix::engine::plan::{run_files_live, Keep};
+    use faultmatrix::reports::Verdict;
+    let dir = tempfile::tempdir().unwrap();
+    let failing = QUICK.replace("inject: { A: [200] }", "inject: { A: [503, 200] }");
+    write(dir.path(), "a.yaml", QUICK);
+    write(dir.path(), "b.yaml", &failing);
+    let files: Vec<faultmatrix::engine::discover::Found> = ["a.yaml", "b.yaml"]
+        .iter()
+        .map(|f| faultmatrix::engine::discover::Found {
+            display: f.to_string(),
+            path: dir.path().join(f),
+        })
+        .collect();
+    let loader = faultmatrix::load::Loader::new(faultmatrix::Systems::new());
+    let run = |keep| {
+        let told = std::sync::Mutex::new(0usize);
+        let out = run_files_live(
+            &files,
+            &loader,
+            &Default::default(),
+            &Default::default(),
+            2,
+            &|_| {},
+            &|_, _| *told.lock().unwrap() += 1,
+            &|_| {},
+            keep,
+        );
+        (out, told.into_inner().unwrap())
+    };
+    let (all, told_all) = run(Keep::All);
+    let (kept, told_kept) = run(Keep::NotPassed);
+    assert_eq!(
+        (told_all, told_kept),
+        (4, 4),
+        "every row is told either way"
+    );
+    assert_eq!(all.results.len(), 4);
+    assert_eq!(
+        all.summary,
+        faultmatrix::engine::results::Summary::of(&all.results)
+    );
+    assert_eq!((all.summary.passed, all.summary.failed), (3, 1));
+    assert_eq!(kept.summary, all.summary);
+    assert_eq!(kept.results.len(), 1, "only the failure is kept");
+    assert!(matches!(kept.results[0].verdict, Verdict::Failed(_)));
+    assert_eq!(kept.results[0].id, "b.yaml::first");
+
+    // The CLI (no JUnit or HTML report) says the counts of every row.
+    let md = dir.path().join("summary.md");
+    let (code, stdout, _) = cli(
+        dir.path(),
+        &[
+            "run",
+            "--quiet",
+            "--markdown",
+            "summary.md",
+            "a.yaml",
+            "b.yaml",
+        ],
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("3 passed, 1 failed"), "{stdout}");
+    assert!(stdout.contains("---- b.yaml::first ----"), "{stdout}");
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("3 passed, 1 failed"), "{md}");
+}

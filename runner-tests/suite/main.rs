@@ -11,10 +11,12 @@ mod common;
 
 mod authoring;
 mod bless;
+mod command_output;
 mod diagnostics;
 mod docs;
 mod explore;
 mod friction;
+mod fuzz_regressions;
 mod hardening;
 mod html_browser;
 mod http_seam;

@@ -32,7 +32,7 @@ fn check(
 }
 
 /// The one mistake a broken system makes.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mistake {
     /// None beyond its mutated policy.
     None,
@@ -48,6 +48,9 @@ pub(crate) enum Mistake {
     IgnoresDeadline,
     /// Reads HTTP-dates against the real clock, not the virtual one.
     RealWallClock,
+    /// Reads HTTP-dates against the default virtual wall clock, not the
+    /// row's `clock.wall` (explore's generated walls catch it).
+    DefaultWallClock,
     /// Reports a failed run twice.
     EscalatesTwice,
     /// Reports nothing.
@@ -94,6 +97,9 @@ impl System for Broken {
                 };
                 match self.mistake {
                     Mistake::RealWallClock => inv.wall_start(SystemTime::now()),
+                    Mistake::DefaultWallClock => {
+                        inv.wall_start(faultmatrix::policy::retry_after::default_wall_start())
+                    }
                     _ => inv.wall_start(ctx.wall_start),
                 }
             };

@@ -42,15 +42,16 @@ fn shipped_schemas_are_current() {
     for (kind, file) in [
         (Kind::Matrix, "docs/schema/matrix.schema.json"),
         (Kind::Registry, "docs/schema/registry.schema.json"),
+        (Kind::Invariants, "docs/schema/invariants.schema.json"),
     ] {
         let shipped = std::fs::read_to_string(file).unwrap_or_default();
         assert!(
             shipped == render(kind),
             "{file} is out of date: run `cargo run -- schema {} > {file}`",
-            if kind == Kind::Matrix {
-                "matrix"
-            } else {
-                "registry"
+            match kind {
+                Kind::Matrix => "matrix",
+                Kind::Registry => "registry",
+                Kind::Invariants => "invariants",
             }
         );
     }
@@ -60,8 +61,9 @@ fn shipped_schemas_are_current() {
 fn every_shipped_file_validates_and_names_its_schema() {
     let matrix = validator(Kind::Matrix);
     let registry = validator(Kind::Registry);
+    let invariants = validator(Kind::Invariants);
     let mut files = Vec::new();
-    for dir in ["matrices", "docs/examples"] {
+    for dir in ["matrices", "docs/examples", "runner-tests/explore-python"] {
         if Path::new(dir).is_dir() {
             yaml_files(Path::new(dir), &mut files);
         }
@@ -70,13 +72,11 @@ fn every_shipped_file_validates_and_names_its_schema() {
     let mut checked = 0;
     let mut problems = Vec::new();
     for f in &files {
-        // Explore mode's invariants files are not matrices (docs/explore.md).
-        if f.to_string_lossy().ends_with(".invariants.yaml") {
-            continue;
-        }
         let text = std::fs::read_to_string(f).unwrap();
-        let is_registry = faultmatrix::engine::discover::is_registry(&text);
-        let (v, schema_file) = if is_registry {
+        // Explore mode's invariants files are not matrices (docs/explore.md).
+        let (v, schema_file) = if f.to_string_lossy().ends_with(".invariants.yaml") {
+            (&invariants, "invariants.schema.json")
+        } else if faultmatrix::engine::discover::is_registry(&text) {
             (&registry, "registry.schema.json")
         } else {
             (&matrix, "matrix.schema.json")
@@ -106,6 +106,47 @@ fn every_shipped_file_validates_and_names_its_schema() {
     }
     assert!(checked >= 2, "no shipped files found");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn invariants_schema_rejects_what_the_loader_rejects() {
+    let schema = validator(Kind::Invariants);
+    let doc = |yaml: &str| -> serde_json::Value {
+        serde_json::to_value(serde_yaml::from_str::<serde_yaml::Value>(yaml).unwrap()).unwrap()
+    };
+    for good in [
+        "invariants: all\n",
+        "invariants: all\nexcept: [request-id]\ngenerate: { calls: 3, wall: 1, weights: { retry-after: 5 } }\n",
+        "invariants:\n  - budget\n  - { name: b-once, meaning: B once, max_calls: 1, route: B }\n  - { name: quick, meaning: ten seconds, max_elapsed: 10s }\n  - { name: quota, meaning: no retry, never_after: QUOTA_EXHAUSTED }\n",
+    ] {
+        assert_eq!(errors(&schema, &doc(good)), Vec::<String>::new(), "{good}");
+        faultmatrix::engine::explore::invariants_from_text("x.invariants.yaml", good)
+            .unwrap_or_else(|e| panic!("the loader rejects what the schema accepts: {e}"));
+    }
+    for bad in [
+        "invariants: some\n",
+        "invariants:\n  - budgte\n",
+        "invariants: all\ngenrate: {}\n",
+        "invariants: all\ngenerate: { calls: 0 }\n",
+        "invariants: all\ngenerate: { calls: 65 }\n",
+        "invariants: all\ngenerate: { deadline: 1.5 }\n",
+        "invariants: all\ngenerate: { statuses: [] }\n",
+        "invariants: all\ngenerate: { statuses: [99] }\n",
+        "invariants: all\ngenerate: { weights: { retry_after: 1 } }\n",
+        "invariants:\n  - { name: x, meaning: y }\n",
+        "invariants:\n  - { name: x, meaning: y, max_calls: 1, max_elapsed: 1s }\n",
+        "invariants:\n  - { name: x, meaning: y, max_elapsed: 10 }\n",
+        "except: [budget]\n",
+    ] {
+        assert!(
+            !errors(&schema, &doc(bad)).is_empty(),
+            "schema accepted:\n{bad}"
+        );
+        assert!(
+            faultmatrix::engine::explore::invariants_from_text("x.invariants.yaml", bad).is_err(),
+            "the loader accepted:\n{bad}"
+        );
+    }
 }
 
 #[test]

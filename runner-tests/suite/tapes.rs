@@ -71,7 +71,7 @@ policy:
   attempt_timeout: 5s
 tapes:
   scrub: { headers: [x-account], json_paths: [error.owner], prefixes: [cus_] }
-  timeout: 300ms
+  timeout: 2s
 defaults:
   request:
     model: gpt-4o-mini
@@ -626,8 +626,11 @@ fn resets_and_timeouts_are_recorded_as_faults_and_replay_as_such() {
     let m = t.matrix(rows);
     let up = Upstream::start(vec![
         Reply::reset(),
-        // Slower than `tapes.timeout: 300ms`, in real time.
-        served().delay(std::time::Duration::from_millis(800)),
+        // Slower than `tapes.timeout: 2s`, in real time: a delay is a lower
+        // bound, so load cannot make it arrive in time. (The timeout is 2s,
+        // not 300ms, so that an answer sent at once is never late on a
+        // loaded machine either.)
+        served().delay(std::time::Duration::from_millis(2500)),
         served(),
     ])
     .unwrap();
@@ -661,15 +664,15 @@ fn bad_tape_keys_in_a_matrix_are_diagnosed_with_positions() {
         ),
         (
             "  - name: bad shape\n    tape: tapes/x.yaml\n    record: { expect: [429, later] }\n    expect: { stop: success }\n",
-            "error: `rows[0].record.expect[1]`: `later` is not an answer shape: expected a status such as 429, or one of timeout, reset, malformed, broken\n  --> m.yaml:19:29",
+            "error: `record.expect[1]` of row `bad shape`: `later` is not an answer shape: expected a status such as 429, or one of timeout, reset, malformed, broken\n  --> m.yaml:19:29",
         ),
         (
             "  - name: typo\n    tape: tapes/x.yaml\n    record: { expcet: [429] }\n    expect: { stop: success }\n",
-            "error: unknown key `expcet` in `rows[0].record`\n  --> m.yaml:19:15",
+            "error: unknown key `expcet` in `record` of row `typo`\n  --> m.yaml:19:15",
         ),
         (
             "  - name: empty\n    tape: ''\n    expect: { stop: success }\n",
-            "error: `rows[0].tape`: `tape` is empty",
+            "error: `tape` of row `empty`: `tape` is empty",
         ),
     ];
     for (rows, want) in cases {
@@ -682,19 +685,19 @@ fn bad_tape_keys_in_a_matrix_are_diagnosed_with_positions() {
         };
         assert!(e.contains(want), "want:\n{want}\ngot:\n{e}");
     }
-    // The `tapes:` block itself.
+    // The `tapes:` block itself: an upstream is http:// or https://.
     let t = Tree::new();
     let p = t.path("m.yaml");
     let text = format!("{HEAD}{RATE_LIMITED_ROW}").replace(
-        "  timeout: 300ms",
-        "  timeout: 300ms\n  upstreams: { A: 'https://api.example.com' }",
+        "  timeout: 2s",
+        "  timeout: 2s\n  upstreams: { A: 'ftp://api.example.com' }",
     );
     std::fs::write(&p, text).unwrap();
     let e = faultmatrix::load::load_file(&p, "m.yaml", &Systems::new())
         .err()
-        .expect("https is refused")
+        .expect("ftp is refused")
         .to_string();
-    assert!(e.contains("https is not supported by the recorder"), "{e}");
+    assert!(e.contains("is not an http:// or https:// URL"), "{e}");
     assert!(e.contains("--> m.yaml:12:"), "{e}");
 }
 
@@ -756,4 +759,159 @@ fn the_cli_records_with_either_switch_and_replays_with_no_network() {
     let (code, out) = cli(dir, &["run", "m.yaml"], &[]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("1 passed, 0 failed"), "{out}");
+}
+
+/// A local HTTPS upstream: TLS on 127.0.0.1 with a certificate for
+/// `localhost` signed by a CA generated here, in front of a scripted
+/// plain upstream (each connection is decrypted and passed on).
+struct TlsFront {
+    port: u16,
+    ca_pem: String,
+    _rt: tokio::runtime::Runtime,
+}
+
+impl TlsFront {
+    fn start(plain: &Upstream) -> Self {
+        use tokio_rustls::rustls;
+        let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca.distinguished_name
+            .push(rcgen::DnType::CommonName, "faultmatrix test CA");
+        let ca =
+            rcgen::CertifiedIssuer::self_signed(ca, rcgen::KeyPair::generate().unwrap()).unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let leaf = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+            .unwrap()
+            .signed_by(&key, &ca)
+            .unwrap();
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![leaf.der().clone()],
+                rustls::pki_types::PrivatePkcs8KeyDer::from(key.serialize_der()).into(),
+            )
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+        let to = plain.url().trim_start_matches("http://").to_string();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        rt.spawn(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            while let Ok((tcp, _)) = listener.accept().await {
+                let (acceptor, to) = (acceptor.clone(), to.clone());
+                tokio::spawn(async move {
+                    let Ok(mut tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let Ok(mut plain) = tokio::net::TcpStream::connect(to.as_str()).await else {
+                        return;
+                    };
+                    let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
+                });
+            }
+        });
+        Self {
+            port,
+            ca_pem: ca.pem(),
+            _rt: rt,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("https://localhost:{}", self.port)
+    }
+}
+
+#[test]
+fn a_tape_is_recorded_from_an_https_upstream_trusted_through_a_ca_file() {
+    let t = Tree::new();
+    t.matrix(RATE_LIMITED_ROW);
+    let dir = t.dir.path();
+    let up = Upstream::start(vec![rate_limited(), rate_limited(), served()]).unwrap();
+    let front = TlsFront::start(&up);
+    let url = front.url();
+    let ca = t.path("ca.pem");
+    std::fs::write(&ca, &front.ca_pem).unwrap();
+    let ca = ca.display().to_string();
+    let upstream = [
+        ("FAULTMATRIX_UPSTREAM_A", url.as_str()),
+        ("FAULTMATRIX_UPSTREAM_A_KEY", KEY),
+    ];
+
+    // Not trusted: refused before anything is sent, with the way out.
+    let (code, out) = cli(dir, &["record", "m.yaml"], &upstream);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!("cannot reach the upstream of route A at {url}")),
+        "{out}"
+    );
+    assert!(out.contains("certificate"), "{out}");
+    assert!(out.contains("FAULTMATRIX_CA_FILE=FILE"), "{out}");
+    assert!(up.requests().is_empty(), "{:?}", up.requests());
+    assert!(!t.path("tapes/rate-limited.yaml").exists());
+
+    // Trusted through FAULTMATRIX_CA_FILE: recorded over TLS.
+    let mut env = upstream.to_vec();
+    env.push(("FAULTMATRIX_CA_FILE", ca.as_str()));
+    let (code, out) = cli(dir, &["record", "m.yaml"], &env);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(up.requests().len(), 3);
+    assert!(up.requests()[0].contains(KEY));
+    let tape = t.tape_text("tapes/rate-limited.yaml");
+    assert!(!tape.contains("KEYSECRET5"), "{tape}");
+    assert_eq!(
+        statuses(
+            &Tape::read(
+                &t.path("tapes/rate-limited.yaml"),
+                "tapes/rate-limited.yaml"
+            )
+            .unwrap()
+        ),
+        ["429", "429", "200"]
+    );
+    drop(front);
+    drop(up);
+
+    // Replay: no upstream anywhere.
+    let (code, out) = cli(dir, &["run", "m.yaml"], &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
+}
+
+#[test]
+fn the_recorder_refuses_answers_over_its_size_limits() {
+    use faultmatrix::exec::net::{MAX_BODY, MAX_HEAD};
+    let cases = [
+        (
+            served().header("x-padding", &"h".repeat(MAX_HEAD)),
+            format!("more than the {MAX_HEAD} the recorder takes"),
+        ),
+        (
+            Reply::json(200, &format!("\"{}\"", "b".repeat(MAX_BODY))),
+            format!("is more than {MAX_BODY} bytes, the most the recorder takes"),
+        ),
+    ];
+    for (reply, want) in cases {
+        let t = Tree::new();
+        t.matrix(RATE_LIMITED_ROW);
+        let up = Upstream::start(vec![reply]).unwrap();
+        let url = up.url();
+        let (code, out) = cli(
+            t.dir.path(),
+            &["record", "m.yaml"],
+            &[("FAULTMATRIX_UPSTREAM_A", url.as_str())],
+        );
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains(&want), "want {want}:\n{out}");
+        assert!(!t.path("tapes/rate-limited.yaml").exists());
+    }
 }

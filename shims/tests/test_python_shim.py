@@ -435,6 +435,57 @@ class WarmMode(RunnerCase):
         self.assertIn("client.py", res.stderr)
 
 
+class WaitingForTheMachine(unittest.TestCase):
+    """The watchdog tells a thread that waits for the machine (runnable, or
+    in disk sleep: no CPU used, not blocked) from one asleep in the kernel."""
+
+    @unittest.skipUnless(os.path.isdir("/proc/self/task"), "Linux only")
+    def test_a_running_thread_is_waiting_for_the_machine_and_sleeping_ones_are_not(self):
+        sys.path.insert(0, os.path.join(SHIMS, "python"))
+        try:
+            from faultmatrix_clock import _watchdog
+        finally:
+            sys.path.pop(0)
+        stop = threading.Event()
+        asleep = threading.Thread(target=stop.wait, daemon=True)
+        asleep.start()
+        time.sleep(0.05)
+        # This test's own thread sleeps too, in the checker's thread.
+        out = []
+        checker = threading.Thread(target=lambda: out.append(_watchdog._waiting_for_the_machine()))
+        main_sleeps = threading.Event()
+
+        def check_while_all_sleep():
+            # The other threads get to their waits (a loaded machine may
+            # take a while): all asleep is seen within 2 s.
+            for _ in range(100):
+                time.sleep(0.02)
+                if not _watchdog._waiting_for_the_machine():
+                    out.append(False)
+                    break
+            else:
+                out.append(True)
+            main_sleeps.set()
+
+        t = threading.Thread(target=check_while_all_sleep)
+        t.start()
+        main_sleeps.wait()
+        t.join()
+        self.assertEqual(out, [False])
+
+        def spin():
+            while not stop.is_set():
+                pass
+
+        spinner = threading.Thread(target=spin, daemon=True)
+        spinner.start()
+        checker.start()
+        checker.join()
+        stop.set()
+        spinner.join()
+        self.assertEqual(out, [False, True])
+
+
 class Installation(unittest.TestCase):
     """The shim is installed by the environment only, and only acts when asked."""
 

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use crate::base::env::Env;
 use crate::cli::exit::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::engine::discover::{self, Loaded};
-use crate::engine::results::RowResult;
+use crate::engine::results::{RowResult, Summary};
 use crate::load::Loader;
 use crate::reports;
 use crate::reports::text;
@@ -29,6 +29,8 @@ pub enum SchemaKind {
     Matrix,
     /// A reason-code registry (`version`, `codes`).
     Registry,
+    /// An explore invariants file (`invariants`, `except`, `generate`).
+    Invariants,
 }
 
 /// `snapshots` options.
@@ -105,11 +107,12 @@ pub fn codes(path: Option<&str>) -> u8 {
     EXIT_OK
 }
 
-/// `faultmatrix schema [matrix|registry]`.
+/// `faultmatrix schema [matrix|registry|invariants]`.
 pub fn schema(a: &SchemaArgs) -> u8 {
     let kind = match a.kind {
         SchemaKind::Matrix => crate::load::schema::Kind::Matrix,
         SchemaKind::Registry => crate::load::schema::Kind::Registry,
+        SchemaKind::Invariants => crate::load::schema::Kind::Invariants,
     };
     print!("{}", crate::load::schema::render(kind));
     EXIT_OK
@@ -206,11 +209,12 @@ pub fn colour(a: &ReportArgs, env: &Env) -> bool {
 pub fn write_reports(
     a: &ReportArgs,
     results: &[RowResult],
+    summary: &Summary,
     quiet: bool,
     env: &Env,
 ) -> Result<(), String> {
     let mut text = Vec::new();
-    text::write_text(&mut text, results, quiet).map_err(|e| e.to_string())?;
+    text::write_text(&mut text, results, summary, quiet).map_err(|e| e.to_string())?;
     let text = String::from_utf8_lossy(&text);
     let colour = colour(a, env);
     let stdout = std::io::stdout();
@@ -231,7 +235,9 @@ pub fn write_reports(
                 .append(true)
                 .create(true)
                 .open(p)
-                .and_then(|mut f| f.write_all(reports::markdown::render(results).as_bytes()));
+                .and_then(|mut f| {
+                    f.write_all(reports::markdown::render_with(results, summary).as_bytes())
+                });
             if let Err(e) = appended {
                 eprintln!("warning: cannot append to GITHUB_STEP_SUMMARY: {e}");
             }
@@ -245,7 +251,7 @@ pub fn write_reports(
         write(p, reports::junit::render(results))?;
     }
     if let Some(p) = &a.markdown {
-        write(p, reports::markdown::render(results))?;
+        write(p, reports::markdown::render_with(results, summary))?;
     }
     if let Some(p) = &a.html {
         write(p, reports::html::render("faultmatrix report", results))?;

@@ -113,21 +113,39 @@ pub fn explore(a: &ExploreArgs, systems: &Systems, env: Env) -> u8 {
         if found.calls == 1 { "" } else { "s" },
         found.shrink_runs
     );
-    let _ = writeln!(
-        out,
-        "the row {} against `{}`{}:",
-        if verified.system.is_err() {
-            "fails"
-        } else {
-            "passes (!)"
-        },
-        ex.matrix.system_name(),
-        match &verified.reference {
-            Some(Ok(())) => " and passes against the reference".to_string(),
-            Some(Err(e)) => format!(" and FAILS against the reference too:\n{e}"),
-            None => String::new(),
+    match (&verified.system, &verified.reference) {
+        // No reference to compare with: the row expects what was observed.
+        (Ok(()), None) => {
+            let _ = writeln!(
+                out,
+                "the row, loaded back, reproduces what `{}` did (no reference policy to compare with): edit its `expect` to what must happen:",
+                ex.matrix.system_name()
+            );
         }
-    );
+        (Err(e), None) => {
+            let _ = writeln!(
+                out,
+                "the row, loaded back, does NOT reproduce what `{}` did (is the system deterministic?):\n{e}",
+                ex.matrix.system_name()
+            );
+        }
+        (system, Some(reference)) => {
+            let _ = writeln!(
+                out,
+                "the row {} against `{}`{}:",
+                if system.is_err() {
+                    "fails"
+                } else {
+                    "passes (!)"
+                },
+                ex.matrix.system_name(),
+                match reference {
+                    Ok(()) => " and passes against the reference".to_string(),
+                    Err(e) => format!(" and FAILS against the reference too:\n{e}"),
+                }
+            );
+        }
+    }
     let _ = writeln!(out, "\n{}", found.row);
     let _ = writeln!(
         out,

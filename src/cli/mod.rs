@@ -16,7 +16,6 @@ use clap::{Parser, Subcommand};
 use crate::base::env::Env;
 use crate::engine::discover::{self, Found, Loaded};
 use crate::engine::plan::{self, Selection};
-use crate::engine::results::Summary;
 use crate::engine::run::{Capture, RunOptions};
 use crate::exec::run::ExecOptions;
 use crate::exec::tape::{Mode, RecordOptions};
@@ -56,8 +55,8 @@ pub enum Command {
     Snapshots(crate::cli::commands::SnapshotsArgs),
     /// Serve a matrix's scripts over HTTP on 127.0.0.1 until Ctrl-C.
     Serve(crate::cli::wire::ServeArgs),
-    /// Run the reference system over HTTP against FAULTMATRIX_URL_<ROUTE>
-    /// (the command `run --over-http` uses).
+    /// Run the reference system over HTTP against FAULTMATRIX_URL_<ROUTE>,
+    /// as a command system (`system: { command: [faultmatrix, client] }`).
     Client(crate::cli::wire::ClientArgs),
     /// Run generated failure sequences against FILE's system, check its
     /// invariants, and print the first violation shrunk to a row. See
@@ -110,8 +109,9 @@ pub struct RunArgs {
     /// Report files (JUnit XML, Markdown, HTML).
     #[command(flatten)]
     pub reports: crate::cli::commands::ReportArgs,
-    /// Run reference-system matrices over HTTP, with `faultmatrix client`
-    /// as the command (real time, tolerances apply).
+    /// Run reference-system matrices over real HTTP: the reference
+    /// controller in this process against each row's fixture server on
+    /// 127.0.0.1 (real time, tolerances apply).
     #[arg(long)]
     pub over_http: bool,
     /// Write each failing or new row's observed trace, stop and failing
@@ -274,13 +274,17 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
     };
     let colour = crate::cli::commands::colour(&a.reports, &env);
     let progress = crate::reports::term::Progress::live(files.len(), mode, !a.quiet, colour);
-    let exe = std::env::current_exe()
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "faultmatrix".into());
+    // Passed rows are counted and dropped unless a report lists every row:
+    // memory stays flat in the number of passing rows.
+    let keep = if a.reports.junit.is_some() || a.reports.html.is_some() {
+        plan::Keep::All
+    } else {
+        plan::Keep::NotPassed
+    };
     let over_http = a.over_http;
     let adjust = move |m: &mut Matrix| {
         if over_http {
-            crate::cli::wire::over_http(m, &exe);
+            crate::cli::wire::over_http(m);
         }
     };
     let outcome = plan::run_files_live(
@@ -292,23 +296,25 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
         &adjust,
         &|_, r| progress.row_done(r),
         &|_| progress.file_done(),
+        keep,
     );
     progress.finish();
-    let results = outcome.results;
-    if results.is_empty() {
+    let (results, summary) = (outcome.results, outcome.summary);
+    if summary.passed + summary.failed + summary.ignored == 0 {
         eprintln!("error: no matrix rows selected: zero rows is a failure, not a pass");
         return EXIT_BAD_INPUT;
     }
     // The row lines were written live: the report adds failures and the
     // summary, last.
-    if let Err(e) = crate::cli::commands::write_reports(&a.reports, &results, true, &env) {
+    if let Err(e) = crate::cli::commands::write_reports(&a.reports, &results, &summary, true, &env)
+    {
         eprintln!("error: {e}");
         return EXIT_BAD_INPUT;
     }
     if let Some(summary) = session.as_ref().and_then(|s| s.summary()) {
         print!("{summary}");
     }
-    exit::for_run(outcome.load_errors, &Summary::of(&results))
+    exit::for_run(outcome.load_errors, &summary)
 }
 
 fn cmd_check(a: &CheckArgs, loader: &Loader) -> u8 {

@@ -184,7 +184,13 @@ pub fn client(a: &ClientArgs, systems: &Systems, vars: &Env) -> u8 {
         let url = env(&url_var(r)).unwrap_or_else(|| "http://127.0.0.1:9".into());
         bases.push((r.clone(), url));
     }
-    let transport = match HttpTransport::new(&bases, &a.path) {
+    let ca_file = crate::exec::net::ca_file(vars);
+    let transport = match HttpTransport::with_options(
+        &bases,
+        &a.path,
+        std::time::Duration::from_secs(60),
+        ca_file.as_deref(),
+    ) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
@@ -234,15 +240,40 @@ pub fn client(a: &ClientArgs, systems: &Systems, vars: &Env) -> u8 {
     code
 }
 
-/// Makes every reference-system matrix run over the wire, with this binary's
-/// `client` subcommand as the command (`faultmatrix run --over-http`).
-pub fn over_http(m: &mut Matrix, exe: &str) {
+/// The routes the file's `policy` declares, in order (`None` when it
+/// declares none or does not parse).
+fn declared_routes(m: &Matrix) -> Option<Vec<String>> {
+    crate::base::yaml::parse_value(&m.source)
+        .ok()
+        .and_then(|v| v.get("policy").cloned())
+        .and_then(|p| crate::load::policy::from_value(&p).ok())
+        .map(|p| p.routes.into_iter().map(|r| r.name).collect())
+}
+
+/// Makes every reference-system matrix run over the wire
+/// (`faultmatrix run --over-http`): the reference controller in this
+/// process, its calls sent over real HTTP to each row's fixture server on
+/// the real clock ([`crate::exec::wire::over_http`]). Nothing is spawned
+/// per row, so a row costs the same whatever the size of its file.
+pub fn over_http(m: &mut Matrix) {
+    if let SystemUnderTest::InProcess { name, system } = &m.system {
+        if name == "reference" {
+            m.system = SystemUnderTest::OverHttp {
+                name: name.clone(),
+                system: system.clone(),
+                routes: declared_routes(m),
+            };
+        }
+    }
+}
+
+/// Makes every reference-system matrix run with this binary's `client`
+/// subcommand as its command system (`exe`: the binary), each row in a
+/// process of its own: what a matrix that names `faultmatrix client` as
+/// its `system.command` does. Each row's process loads the whole file.
+pub fn as_client_command(m: &mut Matrix, exe: &str) {
     if m.system_name() == "reference" {
-        let routes = crate::base::yaml::parse_value(&m.source)
-            .ok()
-            .and_then(|v| v.get("policy").cloned())
-            .and_then(|p| crate::load::policy::from_value(&p).ok())
-            .map(|p| p.routes.into_iter().map(|r| r.name).collect());
+        let routes = declared_routes(m);
         m.system = SystemUnderTest::Command(Arc::new(CommandSpec {
             argv: vec![exe.to_string(), "client".into()],
             env: Vec::new(),

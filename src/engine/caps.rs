@@ -1,64 +1,54 @@
 //! Silent caps made loud: a route whose `attempts` is above a registry
 //! code's `max_attempts` gets fewer calls for that code than the file
 //! says (`attempts: 5` became three calls for a 503). `faultmatrix check`
-//! warns, naming both places.
+//! warns, naming both places; the caps themselves are found by
+//! [`crate::verdict::caps`], which also explains them in a failing row.
 
-use crate::base::yaml::{self, Seg, Value};
 use crate::model::Matrix;
+use crate::verdict::caps::{caps, Cap};
 
-/// One warning per route of the reference policy whose attempts a code
-/// caps: the route's line in the matrix, each capping code with its line
-/// in the registry.
+/// One warning per route (and place of its `attempts`) that a code caps
+/// in some row: the route's line in the matrix, each capping code with
+/// where its limit is set (the registry, or `codes:` in the matrix).
 pub fn warnings(m: &Matrix) -> Vec<String> {
-    if m.system_name() != "reference" {
-        return Vec::new();
-    }
-    let Ok(doc) = yaml::parse_value(&m.source) else {
-        return Vec::new();
-    };
-    let Some(routes) = doc
-        .get("policy")
-        .and_then(|p| p.get("routes"))
-        .and_then(Value::as_sequence)
-    else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for (i, r) in routes.iter().enumerate() {
-        let (Some(name), Some(attempts)) = (
-            r.get("name").and_then(Value::as_str),
-            r.get("attempts").and_then(Value::as_u64),
-        ) else {
-            continue;
-        };
-        let caps: Vec<String> = m
-            .registry
-            .codes
-            .iter()
-            .filter(|c| c.def.retryable)
-            .filter_map(|c| c.def.max_attempts.map(|max| (c, max)))
-            .filter(|(_, max)| u64::from(*max) < attempts)
-            .map(|(c, max)| match c.line {
-                0 => format!("{} at {max} ({})", c.def.name, m.registry.origin),
-                line => format!("{} at {max} ({}:{line})", c.def.name, m.registry.origin),
-            })
-            .collect();
-        if caps.is_empty() {
+    // Rows share the file's policy and limits unless they set their own:
+    // the same cap is reported once.
+    let mut groups: Vec<((String, u64, String), Vec<Cap>)> = Vec::new();
+    let mut last: Option<&crate::model::Row> = None;
+    for row in &m.rows {
+        // Most rows share the file's routes and limits: judged once.
+        if last.is_some_and(|l| {
+            std::sync::Arc::ptr_eq(&l.settings.attempts, &row.settings.attempts)
+                && l.settings.codes == row.settings.codes
+        }) {
             continue;
         }
-        let at = m.pos(&[
-            Seg::Key("policy".into()),
-            Seg::Key("routes".into()),
-            Seg::Index(i),
-            Seg::Key("attempts".into()),
-        ]);
-        out.push(format!(
-            "warning: route {name} allows {attempts} attempts, but the registry caps {}: for those answers {name} gets at most that many calls\n --> {}:{}:{}\n  = help: the lower of a route's `attempts` and a code's `max_attempts` applies",
-            caps.join(", "),
-            m.file,
-            at.line,
-            at.col
-        ));
+        last = Some(row);
+        for cap in caps(m, row) {
+            let k = (cap.route.clone(), cap.attempts, cap.attempts_at.clone());
+            let i = match groups.iter().position(|(g, _)| *g == k) {
+                Some(i) => i,
+                None => {
+                    groups.push((k, Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            if !groups[i].1.contains(&cap) {
+                groups[i].1.push(cap);
+            }
+        }
     }
-    out
+    groups
+        .into_iter()
+        .map(|((name, attempts, at), caps)| {
+            let caps: Vec<String> = caps
+                .iter()
+                .map(|c| format!("{} at {} ({})", c.code, c.max, c.max_at))
+                .collect();
+            format!(
+                "warning: route {name} allows {attempts} attempts, but a code's `max_attempts` caps it: {}; for those answers {name} gets at most that many calls\n --> {at}\n  = help: the lower of a route's `attempts` and a code's `max_attempts` applies; `codes: {{ CODE: {{ max_attempts: {attempts} }} }}` in the file or a row raises a code's",
+                caps.join(", "),
+            )
+        })
+        .collect()
 }

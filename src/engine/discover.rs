@@ -105,9 +105,11 @@ pub enum Loaded {
 /// Loads one file.
 pub fn load_one(found: &Found, loader: &Loader) -> Loaded {
     let limit = crate::base::confine::MAX_FILE_BYTES;
-    let text = match crate::base::confine::read_text(&found.path, limit) {
-        Ok(t) => t,
-        Err(_) => {
+    // A file out of the tree (a symlink) is never read; `load_file` says why.
+    let inside = crate::base::confine::matrix_file(&loader.roots, &found.path).is_ok();
+    let text = match inside.then(|| crate::base::confine::read_text(&found.path, limit)) {
+        Some(Ok(t)) => t,
+        _ => {
             return match loader.load_file(&found.path, &found.display) {
                 Ok(m) => Loaded::Matrix(Box::new(m)),
                 Err(e) => Loaded::Errors(e),

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use crate::engine::discover::{self, Found, Loaded};
 use crate::engine::error::{EngineError, EngineErrorKind};
 use crate::engine::guardrails::Coverage;
-use crate::engine::results::RowResult;
+use crate::engine::results::{RowResult, Summary, Verdict};
 use crate::engine::run::{row_result, RunOptions};
 use crate::engine::suite;
 use crate::load::Loader;
@@ -155,13 +155,32 @@ pub fn run_matrix_live(
         .collect()
 }
 
-/// What running files gave: row results in file order, and how many
-/// files did not load.
+/// What running files gave: row results in file order, the counts of
+/// every row, and how many files did not load.
 pub struct RunOutcome {
-    /// Row results (a file that did not load is one failed result).
+    /// Row results (a file that did not load is one failed result); passed
+    /// rows only when they were kept (see [`Keep`]).
     pub results: Vec<RowResult>,
+    /// The counts of every row run, kept or not.
+    pub summary: Summary,
     /// Files that did not load.
     pub load_errors: usize,
+}
+
+/// Which results a run keeps once they have been told to `on_row`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Every result (a report that lists every row: JUnit, HTML).
+    All,
+    /// Failed and ignored rows only: passed rows are counted and dropped,
+    /// so memory does not grow with the number of passing rows.
+    NotPassed,
+}
+
+impl Keep {
+    fn keeps(self, r: &RowResult) -> bool {
+        self == Keep::All || !matches!(r.verdict, Verdict::Passed)
+    }
 }
 
 /// Loads and runs files on `threads` threads, one file at a time per
@@ -186,13 +205,15 @@ pub fn run_files(
         adjust,
         &|_, _| {},
         done,
+        Keep::All,
     )
 }
 
 /// [`run_files`], telling `on_row` of each result as soon as it is known,
 /// with the index of its file: a file's rows come in file order (rows of
 /// different files interleave as the threads finish them). The registry
-/// coverage guardrail, which waits for every matrix, is told last.
+/// coverage guardrail, which waits for every matrix, is told last. Only
+/// the results `keep` says are kept; the summary counts them all.
 #[allow(clippy::too_many_arguments)]
 pub fn run_files_live(
     files: &[Found],
@@ -203,13 +224,25 @@ pub fn run_files_live(
     adjust: &(dyn Fn(&mut Matrix) + Sync),
     on_row: &(dyn Fn(usize, &RowResult) + Sync),
     done: &(dyn Fn(usize) + Sync),
+    keep: Keep,
 ) -> RunOutcome {
     // Registries whose coverage guardrail waits for every matrix of the run.
     let pending = Mutex::new(Vec::new());
     let coverage = Mutex::new(Coverage::new());
-    let keep = |id: &str| selection.keeps(id, &[]);
+    let keep_id = |id: &str| selection.keeps(id, &[]);
     let mut parts = crate::engine::pool::map(files, threads, |i, f| {
-        let part = match discover::load_one(f, loader) {
+        // Each result is told, counted, and kept only if `keep` says so.
+        let mut kept = Vec::new();
+        let mut summary = Summary::default();
+        let mut take = |r: RowResult| {
+            on_row(i, &r);
+            summary.count(&r.verdict);
+            if keep.keeps(&r) {
+                kept.push(r);
+            }
+        };
+        let mut load_error = false;
+        match discover::load_one(f, loader) {
             Loaded::Matrix(mut m) => {
                 adjust(&mut m);
                 if m.registry.path.is_some() {
@@ -217,38 +250,46 @@ pub fn run_files_live(
                     c.record(&m);
                     crate::base::lock(&coverage).merge(c);
                 }
-                (
-                    run_matrix_live(&m, selection, opts, &|r| on_row(i, r)),
-                    false,
-                )
+                for row in m.rows.iter() {
+                    if selection.keeps(&m.row_id(row), &row.tags) {
+                        take(row_result(&m, row, opts));
+                    }
+                }
             }
             Loaded::Registry => match suite::Suite::load(f, &loader.registries) {
                 Ok(s) => {
-                    let results = s.results(&keep, opts);
-                    results.iter().for_each(|r| on_row(i, r));
+                    s.results(&keep_id, opts).into_iter().for_each(&mut take);
                     crate::base::lock(&pending).push((i, s.registry));
-                    (results, false)
                 }
-                Err(msg) => (vec![load_failure(f, msg)], true),
+                Err(msg) => {
+                    load_error = true;
+                    take(load_failure(f, msg));
+                }
             },
-            Loaded::Errors(e) => (vec![load_failure(f, e.to_string())], true),
-        };
-        if part.1 {
-            part.0.iter().for_each(|r| on_row(i, r));
+            Loaded::Errors(e) => {
+                load_error = true;
+                take(load_failure(f, e.to_string()));
+            }
         }
         done(i);
-        part
+        (kept, load_error, summary)
     });
     let coverage = coverage.into_inner().unwrap_or_else(|e| e.into_inner());
     for (i, r) in pending.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        if let Some(res) = suite::coverage_result(&r, &coverage, &keep) {
+        if let Some(res) = suite::coverage_result(&r, &coverage, &keep_id) {
             on_row(i, &res);
-            parts[i].0.push(res);
+            parts[i].2.count(&res.verdict);
+            if keep.keeps(&res) {
+                parts[i].0.push(res);
+            }
         }
     }
     let load_errors = parts.iter().filter(|p| p.1).count();
+    let mut summary = Summary::default();
+    parts.iter().for_each(|p| summary.add(&p.2));
     RunOutcome {
-        results: parts.into_iter().flat_map(|(r, _)| r).collect(),
+        results: parts.into_iter().flat_map(|(r, _, _)| r).collect(),
+        summary,
         load_errors,
     }
 }

@@ -38,6 +38,22 @@ pub struct RowMeta {
     pub time: Option<std::time::Duration>,
     /// 1-based line of the row's `name` in its file.
     pub line: Option<usize>,
+    /// What kind of test it is (reports say why a result has no trace).
+    pub kind: RowKind,
+}
+
+/// What a result is a result of.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RowKind {
+    /// A row written in a matrix file.
+    #[default]
+    Row,
+    /// A row a registry generates for one of its codes.
+    Generated,
+    /// A guardrail: a check of a registry file, with no calls.
+    Guardrail,
+    /// A file that does not load.
+    File,
 }
 
 /// Counts.
@@ -56,13 +72,25 @@ impl Summary {
     pub fn of(results: &[RowResult]) -> Self {
         let mut s = Self::default();
         for r in results {
-            match r.verdict {
-                Verdict::Passed => s.passed += 1,
-                Verdict::Failed(_) => s.failed += 1,
-                Verdict::Ignored(_) => s.ignored += 1,
-            }
+            s.count(&r.verdict);
         }
         s
+    }
+
+    /// Counts one verdict.
+    pub fn count(&mut self, v: &Verdict) {
+        match v {
+            Verdict::Passed => self.passed += 1,
+            Verdict::Failed(_) => self.failed += 1,
+            Verdict::Ignored(_) => self.ignored += 1,
+        }
+    }
+
+    /// Adds another summary's counts.
+    pub fn add(&mut self, other: &Summary) {
+        self.passed += other.passed;
+        self.failed += other.failed;
+        self.ignored += other.ignored;
     }
 
     /// `N passed, N failed` (and `, N ignored` when any).
@@ -86,6 +114,9 @@ pub fn load_failure(found: &Found, text: String) -> RowResult {
             text,
         )),
         observed: None,
-        meta: RowMeta::default(),
+        meta: RowMeta {
+            kind: RowKind::File,
+            ..RowMeta::default()
+        },
     }
 }

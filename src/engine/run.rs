@@ -90,10 +90,10 @@ pub fn run_row(
         }),
         (_, v) => v,
     };
-    let observed = opts
-        .capture
-        .keep(verdict.is_err())
-        .then(|| verdict::observed_run(matrix, row, &obs));
+    let observed = opts.capture.keep(verdict.is_err()).then(|| match verdict {
+        Ok(()) => verdict::observed_run(matrix, row, &obs),
+        Err(_) => verdict::observed::failed_run(matrix, row, &obs),
+    });
     (verdict, observed)
 }
 
@@ -122,6 +122,7 @@ pub fn row_result(matrix: &Matrix, row: &Row, opts: &RunOptions) -> RowResult {
         meta: crate::engine::results::RowMeta {
             time: ran.then(|| started.elapsed()),
             line: Some(matrix.row_pos(row).line).filter(|l| *l > 0),
+            kind: crate::engine::results::RowKind::Row,
         },
     }
 }

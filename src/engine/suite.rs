@@ -86,7 +86,10 @@ impl Suite {
                 tags: m.rows[i].tags.clone(),
                 verdict,
                 observed: None,
-                meta: Default::default(),
+                meta: crate::engine::results::RowMeta {
+                    kind: crate::engine::results::RowKind::Generated,
+                    ..Default::default()
+                },
             });
         }
         for g in Guardrail::ALL.iter().filter(|g| !g.needs_coverage()) {
@@ -138,7 +141,10 @@ pub fn guardrail_result(
         tags: vec!["guardrail".into()],
         verdict,
         observed: None,
-        meta: Default::default(),
+        meta: crate::engine::results::RowMeta {
+            kind: crate::engine::results::RowKind::Guardrail,
+            ..Default::default()
+        },
     })
 }
 

@@ -3,8 +3,11 @@
 //! recording, the fixture server and command systems over the wire, and
 //! the observed trace.
 
+pub mod fuzz;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "record")]
+pub mod net;
 pub mod observation;
 pub mod run;
 pub mod runtime;

@@ -40,6 +40,26 @@ pub struct Observation {
     pub request_id: String,
     /// What became of the row's tape, when it has one.
     pub tape: Option<crate::exec::tape::TapeOutcome>,
+    /// What a command system printed, and how to run it by hand (shown
+    /// under a failing row's problems); `None` for other systems.
+    pub command: Option<CommandOutput>,
+}
+
+/// What a command system printed, bounded, and the shell lines that run it
+/// by hand against `faultmatrix serve`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommandOutput {
+    /// How the command ended (`exit status: 3`, `killed after 30s`).
+    pub ended: String,
+    /// The end of its stdout: at most a few lines and bytes, what was cut
+    /// said first.
+    pub stdout: String,
+    /// The end of its stderr, likewise.
+    pub stderr: String,
+    /// Its JSON result line (bounded), `None` when it printed none.
+    pub json: Option<String>,
+    /// Shell lines that reproduce the run by hand, in order.
+    pub reproduce: Vec<String>,
 }
 
 impl Observation {
@@ -55,6 +75,7 @@ impl Observation {
             failures: vec![message],
             request_id,
             tape: None,
+            command: None,
         }
     }
 

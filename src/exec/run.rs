@@ -84,6 +84,20 @@ pub fn run_row_with(matrix: &Matrix, row: &Row, opts: &ExecOptions) -> Observati
             // A command system runs over HTTP, on its virtual or real clock.
             return crate::exec::wire::run_row(matrix, row, spec, &opts.env);
         }
+        SystemUnderTest::OverHttp { system, routes, .. } => {
+            // The row's own policy, else the file's, over real HTTP.
+            let system = row
+                .settings
+                .system
+                .as_ref()
+                .map_or_else(|| system.clone(), |s| s.system.clone());
+            return crate::exec::wire::over_http::run_row(
+                matrix,
+                row,
+                system.as_ref(),
+                routes.as_deref(),
+            );
+        }
         SystemUnderTest::InProcess { system, .. } => row
             .settings
             .system
@@ -109,7 +123,10 @@ async fn run_row_async(
     let (transport, system_transport, session): (Scripted, Arc<dyn Transport>, _) = match row.tape()
     {
         None => {
-            let t = Scripted::new(row.inject(), s.max_calls);
+            let t = Scripted::new(row.inject(), s.max_calls).with_wall(
+                s.wall
+                    .unwrap_or_else(crate::load::policy::retry_after::default_wall_start),
+            );
             (t.clone(), Arc::new(t), None)
         }
         Some(tape) => match Session::open(tape, &opts.mode, &opts.env, s.max_calls) {
@@ -226,5 +243,6 @@ async fn run_row_async(
         failures,
         request_id,
         tape,
+        command: None,
     }
 }

@@ -79,6 +79,8 @@ struct State {
 pub struct Scripted {
     state: Arc<Mutex<State>>,
     start: Instant,
+    /// The row's wall clock at `start` (relative header dates read it).
+    wall: std::time::SystemTime,
     abort: Arc<Notify>,
 }
 
@@ -107,8 +109,17 @@ impl Scripted {
                 calls: Vec::new(),
             })),
             start: Instant::now(),
+            wall: faultmatrix_controller::policy::retry_after::default_wall_start(),
             abort: Arc::new(Notify::new()),
         }
+    }
+
+    /// Where the row's wall clock starts (default RFC 9110's example date):
+    /// a header written `{ http-date: now+20s }` is 20s after it plus the
+    /// virtual time elapsed when the answer is sent.
+    pub fn with_wall(mut self, wall: std::time::SystemTime) -> Self {
+        self.wall = wall;
+        self
     }
 
     /// Appends an entry to a route's script (the recorder scripts each
@@ -295,6 +306,8 @@ impl Transport for Scripted {
             if !entry.latency.is_zero() {
                 tokio::time::sleep(entry.latency).await;
             }
+            let mut entry = entry;
+            crate::exec::upstream::render_dates(&mut entry, this.wall + this.elapsed());
             match entry.answer {
                 Answer::Timeout => {
                     if request.create && entry.committed {

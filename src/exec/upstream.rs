@@ -76,10 +76,17 @@ impl RouteCursor {
                 Repeat::Times(n) if i == self.cursor => n - self.served_current,
                 Repeat::Times(n) => n,
             };
+            if left == 0 {
+                continue;
+            }
             // One item per entry with the count left: `503 x3`, never the
             // entry's own `503 x5` label repeated five times.
             let base = match e.repeat {
-                Repeat::Times(n) => e.label.strip_suffix(&format!(" x{n}")).unwrap_or(&e.label),
+                Repeat::Times(n) => e
+                    .label
+                    .rsplit_once(" x")
+                    .filter(|(_, k)| !k.starts_with(['+', '0']) && k.parse::<u32>() == Ok(n))
+                    .map_or(e.label.as_str(), |(b, _)| b),
                 Repeat::Forever => &e.label,
             };
             match left {
@@ -100,6 +107,16 @@ impl RouteCursor {
             unused.join(", "),
             if t == 1 { " was" } else { "s were" },
         ))
+    }
+}
+
+/// Writes an entry's relative header dates (`{ http-date: now+20s }`)
+/// against `now`, the row's wall clock as the answer is sent. Every server
+/// of a script calls it at that moment: the in-process transport, the
+/// fixture server (real clock) and the virtual-clock server.
+pub fn render_dates(entry: &mut Entry, now: std::time::SystemTime) {
+    if let crate::model::Answer::Response(r) = &mut entry.answer {
+        r.render_dates(now);
     }
 }
 

@@ -18,7 +18,13 @@ pub const MAX_DETAILS: usize = 20;
 
 /// Renders the summary.
 pub fn render(results: &[RowResult]) -> String {
-    let s = Summary::of(results);
+    render_with(results, &Summary::of(results))
+}
+
+/// Renders the summary with the counts of every row run (`results` may
+/// hold only the failed and ignored rows).
+pub fn render_with(results: &[RowResult], s: &Summary) -> String {
+    let s = *s;
     let mut out = String::new();
     let icon = if s.failed == 0 { "✅" } else { "❌" };
     let _ = writeln!(out, "## {icon} faultmatrix: {}\n", s.line());

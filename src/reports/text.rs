@@ -15,8 +15,14 @@ pub fn row_tag(v: &Verdict) -> &'static str {
 }
 
 /// Writes the plain text report: a line per row (unless `quiet`), then each
-/// failure's message, then the summary line.
-pub fn write_text(out: &mut dyn Write, results: &[RowResult], quiet: bool) -> io::Result<()> {
+/// failure's message, then the summary line (`summary`: the counts of every
+/// row run, which `results` may hold only the failures of).
+pub fn write_text(
+    out: &mut dyn Write,
+    results: &[RowResult],
+    summary: &Summary,
+    quiet: bool,
+) -> io::Result<()> {
     if !quiet {
         for r in results {
             writeln!(out, "{} {}", row_tag(&r.verdict), r.id)?;
@@ -35,5 +41,5 @@ pub fn write_text(out: &mut dyn Write, results: &[RowResult], quiet: bool) -> io
             }
         }
     }
-    writeln!(out, "{}", Summary::of(results).line())
+    writeln!(out, "{}", summary.line())
 }

@@ -114,6 +114,18 @@ pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
     let mut problems = Problems::default();
     let exp = &row.expect;
     let (observed, notes) = observed_with_notes(row, obs);
+    // Why a route stopped short (a code's `max_attempts` below its
+    // `attempts`), said once: with the trace diff, else with the stop.
+    let mut explained = false;
+    let mut explain = |p: &mut String| {
+        if !std::mem::replace(&mut explained, true) {
+            for n in crate::verdict::caps::explain(matrix, row, obs) {
+                p.push_str("note: ");
+                p.push_str(&n);
+                p.push('\n');
+            }
+        }
+    };
 
     if let Some(expected) = expected_text(row) {
         if expected != observed {
@@ -146,6 +158,7 @@ pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
                 p.push_str(n);
                 p.push('\n');
             }
+            explain(&mut p);
             problems.add(ProblemKind::Trace, p);
         }
     }
@@ -160,10 +173,9 @@ pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
     let stop = obs.stop();
     if let Some(want) = &exp.stop {
         if want != stop {
-            problems.add(
-                ProblemKind::Stop,
-                format!("stop: expected `{want}`, observed `{stop}`"),
-            );
+            let mut p = format!("stop: expected `{want}`, observed `{stop}`\n");
+            explain(&mut p);
+            problems.add(ProblemKind::Stop, p);
         }
     }
 
@@ -363,6 +375,38 @@ pub fn problems(matrix: &Matrix, row: &Row, obs: &Observation) -> Vec<Problem> {
         problems.add(ProblemKind::ObservedTrace, t);
     }
     problems.0
+}
+
+/// What a failing command system printed and how to run it by hand: how
+/// it ended, the end of its stdout and stderr, its JSON result, then the
+/// shell lines (each bounded by the runner, see `exec::wire::said`).
+pub fn command_output(said: &crate::exec::observation::CommandOutput) -> String {
+    let mut t = format!("the command ended: {}\n", said.ended);
+    for (name, text) in [("stdout", &said.stdout), ("stderr", &said.stderr)] {
+        if text.is_empty() {
+            t.push_str(&format!("its {name}: (nothing)\n"));
+        } else {
+            t.push_str(&format!("its {name} ends with:\n"));
+            for l in text.lines() {
+                t.push_str("  | ");
+                t.push_str(l);
+                t.push('\n');
+            }
+        }
+    }
+    match &said.json {
+        Some(j) => t.push_str(&format!("its JSON result: {j}\n")),
+        None => t.push_str("its JSON result: none (no line of its stdout starts with `{`)\n"),
+    }
+    if !said.reproduce.is_empty() {
+        t.push_str("run it by hand:\n");
+        for l in &said.reproduce {
+            t.push_str("  ");
+            t.push_str(l);
+            t.push('\n');
+        }
+    }
+    t
 }
 
 /// Problems in the making.

@@ -87,6 +87,8 @@ pub enum ProblemKind {
     Snapshot,
     /// Context: the observed trace of a row that asserts no trace.
     ObservedTrace,
+    /// Context: what a command system printed, and how to run it by hand.
+    CommandOutput,
     /// A file that does not load (its diagnostics).
     Load,
     /// A registry guardrail.
@@ -106,11 +108,15 @@ pub struct Problem {
 
 impl Problem {
     /// A problem of this kind.
+    /// Credentials in URLs are removed from the text
+    /// ([`crate::base::redact::url_credentials`]).
     pub fn new(kind: ProblemKind, detail: impl Into<String>) -> Self {
-        Self {
-            kind,
-            detail: detail.into(),
-        }
+        let detail = detail.into();
+        let detail = match crate::base::redact::url_credentials(&detail) {
+            std::borrow::Cow::Borrowed(_) => detail,
+            std::borrow::Cow::Owned(clean) => clean,
+        };
+        Self { kind, detail }
     }
 }
 
@@ -195,6 +201,15 @@ impl std::error::Error for Failure {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_problem_never_carries_a_urls_credentials() {
+        let p = Problem::new(
+            ProblemKind::Harness,
+            "cannot reach http://user:hunter2@127.0.0.1:9/v1",
+        );
+        assert_eq!(p.detail, "cannot reach http://***@127.0.0.1:9/v1");
+    }
 
     #[test]
     fn renders_a_row_failure_once() {

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`failure`] | [`Failure`], [`Problem`], [`Location`] |
 //! | [`compare`] | the trace diff and every other assertion |
+//! | [`caps`] | a code's `max_attempts` capping a route's `attempts`, explained |
 //! | [`lines`] | an observed call against its expected line, by value |
 //! | [`snapshot`] | snapshot rows and their files |
 //! | [`tape`] | tape rows: replay problems, committing or discarding a recording |
@@ -15,6 +16,7 @@
 //! | [`bless`] | observed values written back into the row's file |
 
 pub mod bless;
+pub mod caps;
 pub mod compare;
 pub mod failure;
 pub mod lines;
@@ -49,13 +51,10 @@ pub fn judge(
     opts: &Options,
 ) -> (Result<(), Failure>, Observation) {
     // Real-clock rows only: a virtual-clock command compares exactly.
-    if matrix
-        .command()
-        .is_some_and(|c| c.clock == crate::model::command::Clock::Real)
-    {
+    if matrix.real_clock() {
         tolerance::snap(row, &mut obs, &row.settings.tolerance);
     }
-    let problems = tape::problems(row, &obs, || {
+    let mut problems = tape::problems(row, &obs, || {
         let mut p = compare::problems(matrix, row, &obs);
         if row.expect.snapshot {
             if let Err(s) = snapshot::check(matrix, row, &obs, &opts.snapshots) {
@@ -64,6 +63,12 @@ pub fn judge(
         }
         p
     });
+    if let (false, Some(said)) = (problems.is_empty(), &obs.command) {
+        problems.push(Problem::new(
+            ProblemKind::CommandOutput,
+            compare::command_output(said),
+        ));
+    }
     let result = if problems.is_empty() {
         Ok(())
     } else {

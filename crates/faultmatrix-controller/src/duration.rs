@@ -19,6 +19,24 @@ pub const MAX: Duration = Duration::from_secs(3650 * 24 * 3600);
 /// [`MAX`] as the messages write it.
 pub const MAX_TEXT: &str = "87600h (10 years)";
 
+/// Why `d` cannot be waited exactly, if it cannot: tokio's timers fire on
+/// whole milliseconds (in production as on a paused test clock), so a
+/// `250us` backoff would wait 1ms. Durations that become timers are
+/// refused unless they are whole milliseconds, never silently rounded.
+pub fn sub_millisecond(d: Duration) -> Option<String> {
+    let ns = d.as_nanos();
+    (ns % 1_000_000 != 0).then(|| {
+        let up = Duration::from_millis((ns / 1_000_000) as u64 + 1);
+        format!(
+            "{} is not a whole number of milliseconds: timers fire on whole milliseconds, so it would be waited as {}; write `{}` or `{}`",
+            format(d),
+            format(up),
+            format(Duration::from_millis((ns / 1_000_000) as u64)),
+            format(up)
+        )
+    })
+}
+
 /// Parses a duration in the humantime grammar, plus fractions: one or
 /// more spans of a number and a unit, with or without spaces between them
 /// (`30s`, `250ms`, `1.5s`, `2m`, `1m30s`, `1m 30s`, `2min`, `2sec`,
@@ -34,6 +52,11 @@ pub fn parse(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     if t == "0" {
         return Ok(Duration::ZERO);
+    }
+    if t.is_empty() {
+        return Err(
+            "an empty duration: expected a number and a unit such as `1s` or `250ms`".into(),
+        );
     }
     let mut nanos: u128 = 0;
     let mut rest = t;
@@ -245,6 +268,8 @@ mod tests {
         assert!(parse("1m30x").unwrap_err().contains("unknown unit `x`"));
         assert!(parse("2 months").unwrap_err().contains("unknown unit"));
         assert!(parse("s").is_err());
+        assert!(parse("").unwrap_err().contains("empty"));
+        assert!(parse("  ").unwrap_err().contains("empty"));
         assert!(parse("1.2.3s").is_err());
     }
 
@@ -263,6 +288,20 @@ mod tests {
             parse("87599.999999999999999999h").unwrap_err(),
             "`87599.999999999999999999h` is finer than a nanosecond"
         );
+    }
+
+    #[test]
+    fn only_whole_milliseconds_can_be_waited() {
+        assert_eq!(sub_millisecond(Duration::from_millis(250)), None);
+        assert_eq!(sub_millisecond(Duration::ZERO), None);
+        let e = sub_millisecond(Duration::from_micros(250)).unwrap();
+        assert!(
+            e.starts_with("250us is not a whole number of milliseconds"),
+            "{e}"
+        );
+        assert!(e.contains("waited as 1ms"), "{e}");
+        let e = sub_millisecond(Duration::from_micros(1500)).unwrap();
+        assert!(e.contains("write `1ms` or `2ms`"), "{e}");
     }
 
     #[test]

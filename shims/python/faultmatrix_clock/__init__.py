@@ -17,7 +17,7 @@ import atexit
 import os
 import sys
 
-from . import _channel, _clock, _patch_asyncio, _patch_socket, _patch_time, _watchdog
+from . import _channel, _clock, _lazy_ca, _patch_asyncio, _patch_socket, _patch_time, _watchdog
 from ._clock import CLOCK, PROTOCOL_VERSIONS, SHIM_VERSION
 
 __all__ = ["CLOCK", "PROTOCOL_VERSIONS", "SHIM_VERSION", "activate_from_environment"]
@@ -31,6 +31,7 @@ def install_patches():
     _patch_time.patch_random()
     _patch_socket.patch_socket()
     _patch_asyncio.install()
+    _lazy_ca.install()
 
 
 def _imported_since_start():

@@ -33,7 +33,7 @@ import socket
 import sys
 import traceback
 
-from . import _channel
+from . import _channel, _run_main
 from ._clock import CLOCK, REAL
 
 
@@ -240,10 +240,13 @@ def serve(address, token, after_patches=None):
                 if pid == 0:
                     try:
                         _become_row(msg, address, wake_r, wake_w)
+                        script = _run_main.script_path()
                     except BaseException:
                         traceback.print_exc()
                         os._exit(_channel.EXIT_SHIM_FAILED)
-                    return  # the child: start-up goes on and runs the program
+                    if script is not None:
+                        _run_main.run_and_exit(script)  # never returns
+                    return  # -c, -m: start-up goes on and runs the program
                 children[pid] = msg.get("id")
                 channel.send({"op": "spawned", "id": msg.get("id"), "pid": pid})
             elif op == "kill":

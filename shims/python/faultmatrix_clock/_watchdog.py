@@ -8,8 +8,16 @@ program that neither waits on the virtual clock nor uses CPU for
 `stall_ms` is blocked in real time (an unshimmed wait, a C extension, a
 subprocess), and the shim says where with `stalled`. The runner fails the
 row with that message; the shim never lets real time pass silently.
+
+Waiting for the machine is not blocking: a thread that is runnable but not
+scheduled, or in uninterruptible (disk) sleep, uses no CPU either. On a
+loaded machine an import reading its files spent over 2 s that way and was
+reported as stalled. So on Linux the watchdog reads its threads' states
+(`/proc/self/task/*/stat`) and counts only time in which every other thread
+sleeps in the kernel (`S`: a sleep, a socket wait, a lock, a select).
 """
 
+import os
 import sys
 import threading
 import traceback
@@ -35,6 +43,29 @@ def _where():
     return "; ".join(parts)
 
 
+def _waiting_for_the_machine():
+    """True when a thread other than this one is running, runnable or in
+    disk sleep (Linux); False when all sleep, or when it cannot tell."""
+    me = threading.get_native_id()
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return False
+    for tid in tids:
+        if tid == str(me):
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ...: comm may hold spaces and parentheses.
+        state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
+        if state in (b"R", b"D"):
+            return True
+    return False
+
+
 def _run():
     interval = max(CLOCK.heartbeat_ms, 10) / 1000
     stall_ns = CLOCK.stall_ms * 1_000_000
@@ -42,12 +73,19 @@ def _run():
     last_cpu = REAL["process_time_ns"]()
     idle_since = None
     reported = False
+    last_wake = REAL["monotonic_ns"]()
     while True:
         REAL["sleep"](interval)
         channel = CLOCK.channel
         if channel is None or channel.closed or CLOCK.dead:
             return
         now = REAL["monotonic_ns"]()
+        # Woken far later than asked: this thread was kept from running (a
+        # loaded machine), so it saw nothing meanwhile; count again.
+        starved = now - last_wake > 4 * interval * 1e9
+        last_wake = now
+        if starved:
+            idle_since = None
         cpu = REAL["process_time_ns"]()
         progressed = cpu - last_cpu >= progress_ns
         last_cpu = cpu
@@ -57,7 +95,7 @@ def _run():
             continue
         if not channel.try_send({"op": "heartbeat", "draws": CLOCK.jitter.used, "cpu_ns": cpu}):
             return
-        if progressed:
+        if progressed or _waiting_for_the_machine():
             idle_since = None
             continue
         if idle_since is None:

@@ -4,7 +4,7 @@
 //! (`render`). Both come from the same [`Step`]s, so the printed row is the
 //! row that ran.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::model::registry::Registry;
 use crate::model::{
@@ -124,6 +124,9 @@ pub struct Case {
     pub deadline: Option<Duration>,
     /// The request.
     pub request: RequestKind,
+    /// Where the row's virtual wall clock starts (`clock: { wall: ... }`);
+    /// `None` is the default (Sun, 06 Nov 1994 08:49:37 GMT).
+    pub wall: Option<SystemTime>,
 }
 
 impl Case {
@@ -153,6 +156,7 @@ impl Case {
             + self.draws.len() as u64
             + self.draws.iter().filter(|d| **d != 0.0).count() as u64
             + self.deadline.is_some() as u64 * 2
+            + self.wall.is_some() as u64 * 2
             + self.request.create as u64
             + self.request.key as u64
             + self.request.stream as u64
@@ -197,6 +201,7 @@ impl Case {
                 jitter: JitterInput::Draws(self.draws.clone()),
                 request: self.request_spec(),
                 max_calls,
+                wall: self.wall,
                 ..Settings::default()
             },
             expect: Expect::default(),
@@ -210,6 +215,7 @@ fn response(status: u16, headers: Vec<(String, String)>, body: Option<String>) -
         headers,
         body,
         stream: None,
+        dates: Vec::new(),
     })
 }
 
@@ -282,6 +288,7 @@ pub fn entry(step: &Step, registry: &Registry) -> Entry {
                         breaks: *breaks,
                         pauses: Vec::new(),
                     }),
+                    dates: Vec::new(),
                 }),
                 Answer::Ok | Answer::Code(_) => unreachable!("handled above"),
             };

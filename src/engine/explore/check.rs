@@ -5,12 +5,13 @@
 //! its own decisions is trusted. A violation names the invariant and the
 //! call that broke it.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::base::duration::format as dur;
 use crate::base::label::call_label;
-use crate::engine::explore::case::Case;
+use crate::engine::explore::case::{Answer, Case, Step};
 use crate::exec::run::{Observation, RunEnd};
 use crate::exec::scripted::{CallRecord, Outcome};
 use crate::load::policy::{AboveCap, Backoff, Jitter, Policy};
@@ -29,8 +30,13 @@ pub struct Declared {
     pub registry: Arc<Registry>,
     /// Error-body paths for classification (the declared policy's).
     pub body_paths: Vec<String>,
-    /// The virtual wall clock's start (HTTP-dates are read against it).
+    /// The default virtual wall clock's start (HTTP-dates are read
+    /// against a case's own wall, else this).
     pub wall_start: SystemTime,
+    /// The trace lines of a run classify calls as these body paths would
+    /// (the matrix's body paths are the declared ones), so their codes
+    /// are reused instead of classifying every call again.
+    pub lines_classify: bool,
 }
 
 impl Declared {
@@ -73,17 +79,31 @@ pub struct Violation {
     pub message: String,
 }
 
-/// One observed call with what the checks need to know about it.
+/// A call's label (`A2`), formatted only when a message names it.
+#[derive(Clone, Copy)]
+struct Label<'a>(&'a str, u32);
+
+impl std::fmt::Display for Label<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&call_label(self.0, self.1))
+    }
+}
+
+/// One observed call with what the checks need to know about it. Built
+/// once per run and shared by every invariant; nothing here is allocated
+/// unless the answer carried headers.
 struct Call<'a> {
     rec: &'a CallRecord,
-    label: String,
-    code: Option<String>,
+    label: Label<'a>,
+    code: Option<Cow<'a, str>>,
+    /// The code is terminal under the declared policy.
+    terminal: bool,
     success: bool,
     late: bool,
     ambiguous: bool,
     partial: bool,
     guidance: Option<Duration>,
-    headers: Vec<(String, String)>,
+    headers: Vec<(&'a str, &'a str)>,
 }
 
 impl Call<'_> {
@@ -116,33 +136,54 @@ fn classify(d: &Declared, rec: &CallRecord) -> Option<String> {
     d.registry.classify(obs, &d.body_paths).map(|c| c.code)
 }
 
-fn calls<'a>(d: &Declared, case: &'a Case, obs: &'a Observation) -> Vec<Call<'a>> {
+/// The headers a step's answer carries: a guidance header, or a code
+/// fixture's own headers (borrowed, never cloned).
+fn step_headers<'a>(d: &'a Declared, step: &'a Step) -> Vec<(&'a str, &'a str)> {
+    match &step.answer {
+        Answer::Guidance { header, value, .. } => vec![(header.name(), value.as_str())],
+        Answer::Code(c) => match d.registry.get(c).and_then(|def| def.fixture.as_ref()) {
+            Some(f) => match &f.entry.answer {
+                crate::model::Answer::Response(r) => r
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect(),
+                _ => Vec::new(),
+            },
+            None => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+fn calls<'a>(d: &'a Declared, case: &'a Case, obs: &'a Observation) -> Vec<Call<'a>> {
+    // The trace's lines classify each call with the file's body paths; when
+    // those are the declared ones, their codes are the ones checked here.
+    let lines = (d.lines_classify && obs.lines.len() == obs.calls.len()).then_some(&obs.lines);
     obs.calls
         .iter()
-        .map(|rec| {
+        .enumerate()
+        .map(|(i, rec)| {
             let step = case
                 .route_index(&rec.route)
                 .and_then(|ri| case.step(ri, rec.attempt));
-            let code = classify(d, rec);
+            let code: Option<Cow<'a, str>> = match lines {
+                Some(lines) => lines[i].code.as_deref().map(Cow::Borrowed),
+                None => classify(d, rec).map(Cow::Owned),
+            };
             let success = matches!(rec.outcome, Outcome::Status(_)) && code.is_none();
-            let headers =
-                match step.map(|s| crate::engine::explore::case::entry(s, &d.registry).answer) {
-                    Some(crate::model::Answer::Response(r)) => r.headers,
-                    _ => Vec::new(),
-                };
+            let headers = step.map_or_else(Vec::new, |s| step_headers(d, s));
             let guidance = match &rec.outcome {
                 Outcome::Status(_) if !headers.is_empty() => {
-                    let now = d.wall_start + rec.ended.unwrap_or(rec.started);
-                    crate::load::policy::retry_after::guidance(
-                        headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-                        now,
-                    )
+                    let now = case.wall.unwrap_or(d.wall_start) + rec.ended.unwrap_or(rec.started);
+                    crate::load::policy::retry_after::guidance(headers.iter().copied(), now)
                 }
                 _ => None,
             };
             Call {
-                label: call_label(&rec.route, rec.attempt),
+                label: Label(&rec.route, rec.attempt),
                 rec,
+                terminal: code.as_deref().is_some_and(|c| d.terminal(c)),
                 code,
                 success,
                 late: rec.started > obs.returned_at,
@@ -215,7 +256,8 @@ fn route_budget(p: &Policy, route: &str) -> Option<u32> {
 /// Checks one invariant; `None` when it holds.
 pub fn check(inv: &Invariant, d: &Declared, case: &Case, obs: &Observation) -> Option<Violation> {
     let calls = calls(d, case, obs);
-    check_calls(inv, d, case, obs, &calls).map(|message| Violation {
+    let run: Vec<&Call<'_>> = calls.iter().filter(|c| !c.late).collect();
+    check_calls(inv, d, case, obs, &calls, &run).map(|message| Violation {
         invariant: inv.name.clone(),
         message,
     })
@@ -229,11 +271,12 @@ pub fn check_all(
     obs: &Observation,
 ) -> Vec<Violation> {
     let calls = calls(d, case, obs);
+    let run: Vec<&Call<'_>> = calls.iter().filter(|c| !c.late).collect();
     invariants
         .iter()
         .filter(|i| d.unchecked(i).is_none())
         .filter_map(|inv| {
-            check_calls(inv, d, case, obs, &calls).map(|message| Violation {
+            check_calls(inv, d, case, obs, &calls, &run).map(|message| Violation {
                 invariant: inv.name.clone(),
                 message,
             })
@@ -247,11 +290,11 @@ fn check_calls(
     case: &Case,
     obs: &Observation,
     calls: &[Call<'_>],
+    run: &[&Call<'_>],
 ) -> Option<String> {
     if d.unchecked(inv).is_some() {
         return None;
     }
-    let run: Vec<&Call<'_>> = calls.iter().filter(|c| !c.late).collect();
     let deadline = case
         .deadline
         .or_else(|| d.policy.as_ref().and_then(|p| p.deadline));
@@ -347,7 +390,7 @@ fn check_calls(
                 if c.late || c.partial {
                     continue;
                 }
-                let Some(code) = c.code.as_deref().filter(|code| d.terminal(code)) else {
+                let Some(code) = c.code.as_deref().filter(|_| c.terminal) else {
                     continue;
                 };
                 if let Some(next) = calls.get(i + 1) {
@@ -388,7 +431,7 @@ fn check_calls(
         }
         Builtin::Deadline => {
             let dl = deadline?;
-            for c in &run {
+            for c in run {
                 if c.rec.started >= dl {
                     return Some(format!(
                         "{} started at {}, at or after the {} deadline",
@@ -483,7 +526,7 @@ fn check_calls(
                 // After a success, a terminal code or partial output the
                 // policy declares no wait at all: other invariants judge
                 // any call that follows.
-                if c.success || c.partial || c.code.as_deref().is_some_and(|code| d.terminal(code)) {
+                if c.success || c.partial || c.terminal {
                     continue;
                 }
                 if next.rec.route != c.rec.route {
@@ -561,7 +604,7 @@ fn check_calls(
         }
         Builtin::AttemptTimeout => {
             let p = policy?;
-            for c in &run {
+            for c in run {
                 let Some(ended) = c.rec.ended else { continue };
                 let left = deadline.map(|dl| dl.saturating_sub(c.rec.started));
                 let limit = left.map_or(p.attempt_timeout, |l| l.min(p.attempt_timeout));
@@ -612,7 +655,7 @@ fn check_calls(
         },
         Builtin::OneEscalation => {
             let n = obs.escalations.len();
-            let last = run.last().map_or("the run".to_string(), |c| c.label.clone());
+            let last = run.last().map_or("the run".to_string(), |c| c.label.to_string());
             match &obs.end {
                 RunEnd::Returned(Err(e)) if n != 1 => Some(format!(
                     "the run failed (stop `{}`, after {last}) and escalated {n} time{} (exactly once expected)",
@@ -667,7 +710,7 @@ fn check_calls(
         }
         Builtin::HonestStop => {
             let last = run.last();
-            let label = last.map_or("no call".to_string(), |c| c.label.clone());
+            let label = last.map_or("no call".to_string(), |c| c.label.to_string());
             match &obs.end {
                 RunEnd::Returned(Ok(_)) => {
                     let c = last?;

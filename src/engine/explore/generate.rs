@@ -5,7 +5,7 @@
 //! before or after output), and the case's jitter draws, deadline and
 //! request. Weights and bounds come from the invariants file's `generate`.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::engine::explore::case::{Answer, Case, Header, RequestKind, Step};
 use crate::engine::explore::prng::Rng;
@@ -86,26 +86,47 @@ const MILLIS: [&str; 8] = ["0", "250", "1500", "4000", "70000", "-5", "abc", "2.
 /// Deadlines a case may set.
 const DEADLINES: [u64; 7] = [500, 1000, 2000, 3000, 5000, 10_000, 30_000];
 
-/// An HTTP-date `offset` seconds from the default virtual wall clock
-/// (Sun, 06 Nov 1994 08:49:37 GMT), in IMF-fixdate (0), RFC 850 (1) or
-/// asctime (2) form.
-pub fn http_date(offset: i64, form: u64) -> String {
-    let t = (8 * 3600 + 49 * 60 + 37 + offset).clamp(0, 86_399);
-    let (h, m, s) = (t / 3600, t / 60 % 60, t % 60);
-    match form {
-        0 => format!("Sun, 06 Nov 1994 {h:02}:{m:02}:{s:02} GMT"),
-        1 => format!("Sunday, 06-Nov-94 {h:02}:{m:02}:{s:02} GMT"),
-        _ => format!("Sun Nov  6 {h:02}:{m:02}:{s:02} 1994"),
-    }
+/// Where a case's virtual wall clock may start (seconds and nanoseconds
+/// since 1970), besides the default: a plain date, dates a few seconds
+/// before a year, century, leap day and the RFC 850 two-digit-year window
+/// turn over (so `+10s` lands in the next one), the 32-bit `time_t` limit,
+/// close after 1970 (so past dates fall before it), and a wall between two
+/// seconds (HTTP-dates have whole seconds).
+pub const WALLS: [(u64, u32); 8] = [
+    (1_695_988_800, 0),           // Fri, 29 Sep 2023 12:00:00 GMT
+    (946_684_795, 0),             // Fri, 31 Dec 1999 23:59:55 GMT
+    (1_709_164_795, 0),           // Wed, 28 Feb 2024 23:59:55 GMT
+    (2_524_607_995, 0),           // Fri, 31 Dec 2049 23:59:55 GMT
+    (3_155_759_995, 0),           // Tue, 31 Dec 2069 23:59:55 GMT
+    (2_147_483_640, 0),           // Tue, 19 Jan 2038 03:14:00 GMT
+    (30, 0),                      // Thu, 01 Jan 1970 00:00:30 GMT
+    (1_695_988_800, 500_000_000), // 2023-09-29T12:00:00.5Z
+];
+
+/// The wall clock a case reads: its own or the default.
+pub fn wall_or_default(wall: Option<SystemTime>) -> SystemTime {
+    wall.unwrap_or_else(crate::load::policy::retry_after::default_wall_start)
 }
 
-fn guidance(rng: &mut Rng) -> Answer {
+/// An HTTP-date `offset` seconds from the wall clock `wall` (whole seconds,
+/// rounded down), in IMF-fixdate (0), RFC 850 (1) or asctime (2) form.
+pub fn http_date(wall: SystemTime, offset: i64, form: u64) -> String {
+    let at = if offset >= 0 {
+        wall + Duration::from_secs(offset as u64)
+    } else {
+        wall.checked_sub(Duration::from_secs(offset.unsigned_abs()))
+            .unwrap_or(UNIX_EPOCH)
+    };
+    crate::load::policy::retry_after::format_http_date(at, form as u8)
+}
+
+fn guidance(rng: &mut Rng, wall: SystemTime) -> Answer {
     let status = *rng.pick(&[429u16, 503]);
     let (header, value) = match rng.below(8) {
         0..=2 => (Header::RetryAfter, rng.pick(&SECONDS).to_string()),
         3..=4 => (
             Header::RetryAfter,
-            http_date(*rng.pick(&DATE_OFFSETS), rng.below(3)),
+            http_date(wall, *rng.pick(&DATE_OFFSETS), rng.below(3)),
         ),
         5 => (Header::RetryAfter, rng.pick(&MALFORMED).to_string()),
         _ => (Header::RetryAfterMs, rng.pick(&MILLIS).to_string()),
@@ -117,7 +138,7 @@ fn guidance(rng: &mut Rng) -> Answer {
     }
 }
 
-fn step(space: &Space, rng: &mut Rng) -> Step {
+fn step(space: &Space, rng: &mut Rng, wall: SystemTime) -> Step {
     let g = &space.generate;
     let w = &g.weights;
     let weights = [
@@ -147,7 +168,7 @@ fn step(space: &Space, rng: &mut Rng) -> Step {
             status: *rng.pick(&[500u16, 503, 429, 400, 404]),
             code: rng.pick(&space.bodies).clone(),
         },
-        4 => guidance(rng),
+        4 => guidance(rng, wall),
         5 => Answer::Timeout,
         6 => Answer::Reset,
         7 => Answer::Malformed,
@@ -178,12 +199,20 @@ fn step(space: &Space, rng: &mut Rng) -> Step {
 pub fn case(space: &Space, seed: u64, index: u64) -> Case {
     let mut rng = Rng::for_case(seed, index);
     let g = &space.generate;
+    let wall = rng.chance(g.wall).then(|| {
+        let (s, n) = *rng.pick(&WALLS);
+        UNIX_EPOCH + Duration::new(s, n)
+    });
+    let at = wall_or_default(wall);
     let routes = space
         .routes
         .iter()
         .map(|r| {
             let n = rng.range(1, g.calls.max(1) as u64);
-            (r.clone(), (0..n).map(|_| step(space, &mut rng)).collect())
+            (
+                r.clone(),
+                (0..n).map(|_| step(space, &mut rng, at)).collect(),
+            )
         })
         .collect();
     let draws = (0..rng.range(0, g.draws as u64))
@@ -203,6 +232,7 @@ pub fn case(space: &Space, seed: u64, index: u64) -> Case {
         draws,
         deadline,
         request,
+        wall,
     }
 }
 
@@ -213,18 +243,45 @@ mod tests {
     #[test]
     fn dates_parse_as_the_controller_reads_them() {
         use crate::load::policy::retry_after::{default_wall_start, parse_retry_after};
-        for form in 0..3 {
-            assert_eq!(
-                parse_retry_after(&http_date(10, form), default_wall_start()),
-                Some(Duration::from_secs(10)),
-                "form {form}: {}",
-                http_date(10, form)
+        let walls = WALLS
+            .iter()
+            .map(|(s, n)| UNIX_EPOCH + Duration::new(*s, *n))
+            .chain([default_wall_start()]);
+        for wall in walls {
+            // HTTP-dates have whole seconds: from a wall between two
+            // seconds, "10s later" is 9.5s later.
+            let frac = Duration::from_nanos(
+                wall.duration_since(UNIX_EPOCH).unwrap().subsec_nanos() as u64,
             );
-            assert_eq!(
-                parse_retry_after(&http_date(-60, form), default_wall_start()),
-                None
-            );
+            for form in 0..3 {
+                let d = http_date(wall, 10, form);
+                assert_eq!(
+                    parse_retry_after(&d, wall),
+                    Some(Duration::from_secs(10) - frac),
+                    "form {form}: {d}"
+                );
+                assert_eq!(parse_retry_after(&http_date(wall, -60, form), wall), None);
+            }
         }
+        assert_eq!(
+            http_date(UNIX_EPOCH + Duration::from_secs(3_155_759_995), 10, 1),
+            "Wednesday, 01-Jan-70 00:00:05 GMT"
+        );
+    }
+
+    #[test]
+    fn walls_are_drawn() {
+        let reg = crate::load::registry::builtin();
+        let space = Space::new(
+            vec!["A".into()],
+            &reg,
+            Duration::from_secs(2),
+            Generate::default(),
+        );
+        let walls: std::collections::BTreeSet<_> =
+            (0..200).map(|i| case(&space, 1, i).wall).collect();
+        assert!(walls.contains(&None));
+        assert_eq!(walls.len(), WALLS.len() + 1, "{walls:?}");
     }
 
     #[test]

@@ -199,6 +199,9 @@ impl Explorer {
             Some(p) => p.routes.iter().map(|r| r.name.clone()).collect(),
             None => Vec::new(),
         };
+        if let (true, SystemUnderTest::Command(spec)) = (routes.is_empty(), &matrix.system) {
+            routes = spec.routes.clone().unwrap_or_default();
+        }
         if routes.is_empty() {
             for r in &matrix.rows {
                 for s in r.inject() {
@@ -222,6 +225,7 @@ impl Explorer {
             policy,
             routes: routes.clone(),
             registry: matrix.registry.clone(),
+            lines_classify: body_paths == matrix.body_paths(),
             body_paths,
             wall_start: crate::load::policy::retry_after::default_wall_start(),
         };
@@ -282,54 +286,75 @@ impl Explorer {
 
     /// Runs cases `0..opts.cases` (or until `opts.until`) and returns the
     /// first violating case of every invariant (all of them when `all`,
-    /// else stopping at the first), and the number of cases run.
+    /// else only the earliest case's), and the number of cases run.
+    ///
+    /// Workers take batches of consecutive cases in order from a shared
+    /// counter (no wave barrier: a worker slowed by the machine's load
+    /// holds up no other). Without `all`, a batch that starts after the
+    /// earliest violation found so far is not started, and every batch
+    /// before it runs to its own first violation, so the earliest
+    /// violation is the same on any thread count.
     pub fn scan(&self, opts: &Options, all: bool) -> (BTreeMap<String, (u64, Violation)>, u64) {
+        use std::sync::atomic::{AtomicU64, Ordering};
         const BATCH: u64 = 256;
         let threads = opts.threads.max(1);
-        let mut first: BTreeMap<String, (u64, Violation)> = BTreeMap::new();
-        let mut next = 0u64;
-        while next < opts.cases {
+        let batches = opts.cases.div_ceil(BATCH);
+        let next = AtomicU64::new(0);
+        let earliest = AtomicU64::new(u64::MAX);
+        let ran = AtomicU64::new(0);
+        let first: std::sync::Mutex<BTreeMap<String, (u64, Violation)>> =
+            std::sync::Mutex::new(BTreeMap::new());
+        let work = || loop {
             if opts.until.is_some_and(|u| Instant::now() >= u) {
                 break;
             }
-            let wave: Vec<u64> = (0..threads as u64 * 4)
-                .map(|b| next + b * BATCH)
-                .filter(|s| *s < opts.cases)
-                .collect();
-            let results = crate::engine::pool::map(&wave, threads, |_, start| {
-                let end = (start + BATCH).min(opts.cases);
-                let mut found: BTreeMap<String, (u64, Violation)> = BTreeMap::new();
-                for i in *start..end {
-                    let case = self.case(opts.seed, i);
-                    let (vs, _) = self.violations(&case);
-                    for v in vs {
-                        found.entry(v.invariant.clone()).or_insert((i, v));
-                    }
-                    if !all && !found.is_empty() {
-                        break;
-                    }
-                }
-                found
-            });
-            next = (next + wave.len() as u64 * BATCH).min(opts.cases);
-            for r in results {
-                for (k, v) in r {
-                    match first.get(&k) {
-                        Some((i, _)) if *i <= v.0 => {}
-                        _ => {
-                            first.insert(k, v);
-                        }
-                    }
-                }
-            }
-            if !all && !first.is_empty() {
-                // Keep only the earliest case's violations.
-                let min = first.values().map(|(i, _)| *i).min().unwrap_or(0);
-                first.retain(|_, (i, _)| *i == min);
+            let b = next.fetch_add(1, Ordering::Relaxed);
+            let start = b * BATCH;
+            if b >= batches || (!all && start > earliest.load(Ordering::Relaxed)) {
                 break;
             }
+            let end = (start + BATCH).min(opts.cases);
+            let mut found: BTreeMap<String, (u64, Violation)> = BTreeMap::new();
+            let mut done = 0;
+            for i in start..end {
+                let case = self.case(opts.seed, i);
+                let (vs, _) = self.violations(&case);
+                done += 1;
+                for v in vs {
+                    found.entry(v.invariant.clone()).or_insert((i, v));
+                }
+                if !all && !found.is_empty() {
+                    earliest.fetch_min(i, Ordering::Relaxed);
+                    break;
+                }
+            }
+            ran.fetch_add(done, Ordering::Relaxed);
+            let mut first = crate::base::lock(&first);
+            for (k, v) in found {
+                match first.get(&k) {
+                    Some((i, _)) if *i <= v.0 => {}
+                    _ => {
+                        first.insert(k, v);
+                    }
+                }
+            }
+        };
+        if threads == 1 {
+            work();
+        } else {
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(work);
+                }
+            });
         }
-        (first, next)
+        let mut first = first.into_inner().unwrap_or_else(|e| e.into_inner());
+        if !all && !first.is_empty() {
+            // Keep only the earliest case's violations.
+            let min = first.values().map(|(i, _)| *i).min().unwrap_or(0);
+            first.retain(|_, (i, _)| *i == min);
+        }
+        (first, ran.into_inner())
     }
 
     /// Explores: runs cases until the first violation, shrinks it and
@@ -517,6 +542,16 @@ impl Explorer {
                 let key = if case.request.key { "$same" } else { "$absent" };
                 extra.push(format!(
                     "requests: {{ \"*\": {{ headers: {{ idempotency-key: {key} }} }} }}"
+                ));
+            }
+            // Time is what these are about, and trace lines show waits,
+            // not how long a call ran: assert when the run returned.
+            Rule::Builtin(Builtin::AttemptTimeout | Builtin::Deadline)
+                if matches!(basis.end, crate::exec::run::RunEnd::Returned(_)) =>
+            {
+                extra.push(format!(
+                    "elapsed: {}",
+                    crate::base::duration::format(basis.returned_at)
                 ));
             }
             Rule::Builtin(Builtin::RequestId) => {

@@ -33,6 +33,28 @@ fn with_latency(mut map: Vec<String>, latency: Duration) -> String {
     format!("{{ {} }}", map.join(", "))
 }
 
+/// A wall clock as `clock.wall` reads it: RFC 3339 in UTC, with the
+/// fraction of a second when there is one.
+pub fn wall_text(t: std::time::SystemTime) -> String {
+    let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let s = d.as_secs() as i64;
+    let (y, m, day) = crate::load::policy::retry_after::civil_from_days(s.div_euclid(86_400));
+    let tod = s.rem_euclid(86_400);
+    let mut out = format!(
+        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}",
+        tod / 3600,
+        tod / 60 % 60,
+        tod % 60
+    );
+    if d.subsec_nanos() != 0 {
+        let frac = format!("{:09}", d.subsec_nanos());
+        out.push('.');
+        out.push_str(frac.trim_end_matches('0'));
+    }
+    out.push('Z');
+    out
+}
+
 /// One step as a script entry.
 pub fn step_yaml(step: &Step, registry: &Registry) -> String {
     let lat = step.latency;
@@ -139,6 +161,12 @@ pub fn row_yaml(r: &RowText<'_>, registry: &Registry) -> String {
     s.push_str(&format!("  - name: {}\n", quoted(&r.name)));
     let draws: Vec<String> = r.draws.iter().map(|d| d.to_string()).collect();
     s.push_str(&format!("    jitter: [{}]\n", draws.join(", ")));
+    if let Some(wall) = r.case.wall {
+        s.push_str(&format!(
+            "    clock: {{ wall: {} }}\n",
+            quoted(&wall_text(wall))
+        ));
+    }
     if let Some(dl) = r.case.deadline {
         s.push_str(&format!("    deadline: {}\n", dur(dl)));
     }
@@ -185,4 +213,21 @@ pub fn row_yaml(r: &RowText<'_>, registry: &Registry) -> String {
         s.push('\n');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{SystemTime, UNIX_EPOCH};
+
+    #[test]
+    fn walls_print_as_the_loader_reads_them() {
+        for (s, n) in crate::engine::explore::generate::WALLS {
+            let t = UNIX_EPOCH + Duration::new(s, n);
+            let text = wall_text(t);
+            assert_eq!(crate::load::clock::parse_wall(&text), Ok(t), "{text}");
+        }
+        let t: SystemTime = UNIX_EPOCH + Duration::new(1_695_988_800, 500_000_000);
+        assert_eq!(wall_text(t), "2023-09-29T12:00:00.5Z");
+    }
 }

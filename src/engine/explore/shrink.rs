@@ -4,7 +4,7 @@
 //! calls, then a smaller case); shrinking stops at a fixed point or after
 //! a budget of runs.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::engine::explore::case::{Answer, Case, Header, Step};
 
@@ -87,6 +87,36 @@ fn simpler(a: &Answer) -> Vec<Answer> {
     out
 }
 
+/// Moves every `Retry-After` HTTP-date of `case` from wall `from` to wall
+/// `to`: the same whole-second offset, the same form.
+fn rebase_dates(case: &mut Case, from: SystemTime, to: SystemTime) {
+    use crate::load::policy::retry_after::{format_http_date, parse_http_date};
+    let whole = |t: SystemTime| {
+        t.duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64)
+    };
+    for (_, steps) in &mut case.routes {
+        for s in steps {
+            let Answer::Guidance {
+                header: Header::RetryAfter,
+                value,
+                ..
+            } = &mut s.answer
+            else {
+                continue;
+            };
+            let Some(at) = parse_http_date(value, from) else {
+                continue;
+            };
+            let Some(form) = (0..3u8).find(|f| format_http_date(at, *f) == *value) else {
+                continue;
+            };
+            let offset = whole(at) - whole(from);
+            *value = crate::engine::explore::generate::http_date(to, offset, form as u64);
+        }
+    }
+}
+
 /// Every one-step simplification of a case, the biggest cuts first.
 pub fn candidates(case: &Case) -> Vec<Case> {
     let mut out = Vec::new();
@@ -103,6 +133,25 @@ pub fn candidates(case: &Case) -> Vec<Case> {
                 c.routes[ri].1.remove(j);
                 out.push(c);
             }
+        }
+    }
+    // The last answer repeats for every further call: end the repetition
+    // with a success one to four calls later, which may cut the calls
+    // after it (a budget overrun of one call ends there instead of
+    // switching to the next route).
+    for (ri, (_, steps)) in case.routes.iter().enumerate() {
+        let Some(last) = steps.last().filter(|s| s.answer != Answer::Ok) else {
+            continue;
+        };
+        for repeats in 0..4 {
+            let mut c = case.clone();
+            let route = &mut c.routes[ri].1;
+            route.extend(std::iter::repeat_n(last.clone(), repeats));
+            route.push(Step {
+                answer: Answer::Ok,
+                latency: Duration::ZERO,
+            });
+            out.push(c);
         }
     }
     if !case.draws.is_empty() {
@@ -132,6 +181,21 @@ pub fn candidates(case: &Case) -> Vec<Case> {
                 out.push(c);
             }
         }
+    }
+    if let Some(wall) = case.wall {
+        // The default wall with every HTTP-date moved along (the same
+        // offset from the wall, the same form), then as they are.
+        let mut c = case.clone();
+        c.wall = None;
+        rebase_dates(
+            &mut c,
+            wall,
+            crate::engine::explore::generate::wall_or_default(None),
+        );
+        out.push(c);
+        let mut c = case.clone();
+        c.wall = None;
+        out.push(c);
     }
     for flag in 0..3 {
         let mut c = case.clone();

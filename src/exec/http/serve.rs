@@ -229,8 +229,9 @@ async fn read_request<S: Conn>(
     sock: &mut S,
     buf: &mut Vec<u8>,
 ) -> Result<Option<(Head, Vec<u8>)>, HttpError> {
+    let mut scan = http::HeadScan::new();
     let (head, used) = loop {
-        if let Some(h) = http::parse_request_head(buf)? {
+        if let Some(h) = scan.scan(buf)? {
             break h;
         }
         let mut chunk = [0u8; 4096];

@@ -354,6 +354,12 @@ impl Tape {
                     }
                 )));
             }
+            if let Some(status) = r.status.filter(|s| !(100..=599).contains(s)) {
+                return Err(invalid(format!(
+                    "tape {file}: interaction {} has status {status}, which is not an HTTP status: expected 100 to 599, as in a matrix",
+                    i + 1
+                )));
+            }
         }
         Ok(tape)
     }
@@ -459,6 +465,23 @@ mod tests {
         assert_eq!(e.kind, TapeErrorKind::Edited);
         assert!(e.message.contains("never edited by hand"), "{e}");
         assert!(e.message.contains("record it again"), "{e}");
+    }
+
+    #[test]
+    fn statuses_a_matrix_refuses_are_refused_in_a_tape_too() {
+        for status in [0u16, 99, 600, 999] {
+            let mut t = sample();
+            t.interactions[0].response.status = Some(status);
+            // Re-digested, as a hand edit with the digest recomputed would be.
+            let t = Tape::new(t.interactions);
+            let e = Tape::from_text("t.yaml", &t.to_text()).unwrap_err();
+            assert_eq!(e.kind, TapeErrorKind::Invalid, "{status}");
+            assert!(
+                e.message
+                    .contains(&format!("interaction 1 has status {status}")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -1,25 +1,33 @@
-//! A minimal blocking HTTP/1.1 client for recording, and the
-//! server-sent-event parser that keeps event boundaries.
-//!
-//! One request per connection (`Connection: close`), `http://` only. Bodies
-//! are read by `Content-Length`, chunked transfer coding, or to the end of
-//! the connection. A `text/event-stream` body is parsed into items:
+//! One recorded call: sent through [`crate::exec::net`] (the one HTTP
+//! client, `http://` and `https://`, bounded answers), and what it got as
+//! a tape sees it. A `text/event-stream` body is parsed into items:
 //! comments (`: keep-alive`) and events (`event:`, `data:`, `id:`), split
-//! at blank lines; a connection that ends inside an event, inside a chunk,
-//! or short of its `Content-Length` is a stream that broke part-way.
+//! at blank lines; a connection that ends inside an event or short of its
+//! body is a stream that broke part-way.
 //!
-//! It is blocking on purpose: the recorder runs it on tokio's blocking pool,
-//! which keeps a paused virtual clock from auto-advancing while the real
-//! call is in flight (see `record.rs`).
+//! [`send`] blocks on purpose: the recorder runs it on tokio's blocking
+//! pool, which keeps a paused virtual clock from auto-advancing while the
+//! real call is in flight (see `record.rs`).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use crate::exec::tape::format::Fault;
 use crate::model::SseItem;
 
 pub use crate::base::url::BaseUrl;
+
+/// The CA file to trust besides the system's roots, from
+/// `FAULTMATRIX_CA_FILE` (see [`crate::exec::net`]).
+#[cfg(feature = "record")]
+pub fn ca_file(env: &crate::base::env::Env) -> Option<std::path::PathBuf> {
+    crate::exec::net::ca_file(env)
+}
+
+/// Without the `record` feature there is no client to trust anything.
+#[cfg(not(feature = "record"))]
+pub fn ca_file(_env: &crate::base::env::Env) -> Option<std::path::PathBuf> {
+    None
+}
 
 /// What a recorded call got.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,106 +69,63 @@ const HOP_BY_HOP: [&str; 6] = [
     "server",
 ];
 
-/// Sends one request. `Err` means the upstream could not be reached at all
-/// (a configuration problem, not an answer worth recording).
+/// Sends one request to `base` + `path` through [`crate::exec::net`]
+/// (`http://` or `https://`; the system's roots plus the PEM certificates
+/// in `ca_file`). `Err` means the upstream could not be reached at all, or
+/// answered more than the recorder takes (a configuration problem or a
+/// clear refusal, not an answer worth recording). Blocking: see the
+/// module's docs.
+#[cfg(feature = "record")]
 pub fn send(
     base: &BaseUrl,
-    method: &str,
     path: &str,
     headers: &[(String, String)],
     body: &[u8],
     timeout: Duration,
+    ca_file: Option<&std::path::Path>,
 ) -> Result<Received, String> {
-    let addr = base
-        .authority
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {}: {e}", base.authority))?
-        .next()
-        .ok_or_else(|| format!("cannot resolve {}", base.authority))?;
-    let mut stream = TcpStream::connect_timeout(&addr, timeout)
-        .map_err(|e| format!("cannot connect to {}: {e}", base.authority))?;
-    let _ = stream.set_read_timeout(Some(timeout));
-    let _ = stream.set_write_timeout(Some(timeout));
-    let mut head = format!(
-        "{method} {}{path} HTTP/1.1\r\nhost: {}\r\nconnection: close\r\ncontent-length: {}\r\n",
-        base.prefix,
-        base.host,
-        body.len()
-    );
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    if stream.write_all(head.as_bytes()).is_err() || stream.write_all(body).is_err() {
-        return Ok(Received::Fault(Fault::Reset));
-    }
-    let _ = stream.flush();
-    Ok(read_response(BufReader::new(stream)))
-}
-
-fn io_fault(e: &std::io::Error) -> Fault {
-    match e.kind() {
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => Fault::Timeout,
-        _ => Fault::Reset,
+    use crate::exec::net::{self, Failed};
+    let client = net::client(timeout, ca_file)?;
+    let url = format!("{}{path}", base.url);
+    match net::send_blocking(&client, "POST", &url, headers, body.to_vec()) {
+        Ok(a) => Ok(received(a.status, a.headers, &a.body, a.complete)),
+        Err(Failed::Reset) => Ok(Received::Fault(Fault::Reset)),
+        Err(Failed::Timeout) => Ok(Received::Fault(Fault::Timeout)),
+        Err(Failed::Malformed) => Ok(Received::Fault(Fault::Malformed)),
+        Err(e @ (Failed::Unreachable(_) | Failed::TooLarge(_))) => Err(e.to_string()),
     }
 }
 
-/// Reads one response from a connection.
-pub fn read_response<R: Read>(mut r: BufReader<R>) -> Received {
-    let mut line = String::new();
-    match r.read_line(&mut line) {
-        Ok(0) => return Received::Fault(Fault::Reset),
-        Ok(_) => {}
-        Err(e) => return Received::Fault(io_fault(&e)),
-    }
-    let mut parts = line.trim_end().splitn(3, ' ');
-    let status = match (parts.next(), parts.next().map(str::parse::<u16>)) {
-        (Some(v), Some(Ok(s))) if v.starts_with("HTTP/1.") && (100..=599).contains(&s) => s,
-        _ => return Received::Fault(Fault::Malformed),
-    };
-    let mut headers = Vec::new();
-    let mut length: Option<usize> = None;
-    let mut chunked = false;
-    let mut sse = false;
-    loop {
-        line.clear();
-        match r.read_line(&mut line) {
-            Ok(0) => return Received::Fault(Fault::Reset),
-            Ok(_) => {}
-            Err(e) => return Received::Fault(io_fault(&e)),
-        }
-        let l = line.trim_end_matches(['\r', '\n']);
-        if l.is_empty() {
-            break;
-        }
-        let Some((k, v)) = l.split_once(':') else {
-            return Received::Fault(Fault::Malformed);
-        };
-        let k = k.trim().to_ascii_lowercase();
-        let v = v.trim().to_string();
-        match k.as_str() {
-            "content-length" => length = v.parse().ok(),
-            "transfer-encoding" => chunked = v.to_ascii_lowercase().contains("chunked"),
-            "content-type" => sse = v.to_ascii_lowercase().starts_with("text/event-stream"),
-            _ => {}
-        }
-        if !HOP_BY_HOP.contains(&k.as_str()) {
-            headers.push((k, v));
-        }
-    }
-    let (bytes, complete) = if chunked {
-        read_chunked(&mut r)
-    } else if let Some(n) = length {
-        let mut buf = Vec::with_capacity(n.min(1 << 20));
-        let _ = r.by_ref().take(n as u64).read_to_end(&mut buf);
-        let ok = buf.len() == n;
-        (buf, ok)
-    } else {
-        let mut buf = Vec::new();
-        let ok = r.read_to_end(&mut buf).is_ok();
-        (buf, ok)
-    };
-    let text = String::from_utf8_lossy(&bytes).into_owned();
+/// Without the `record` feature there is no client to record with.
+#[cfg(not(feature = "record"))]
+pub fn send(
+    _base: &BaseUrl,
+    _path: &str,
+    _headers: &[(String, String)],
+    _body: &[u8],
+    _timeout: Duration,
+    _ca_file: Option<&std::path::Path>,
+) -> Result<Received, String> {
+    Err("recording needs faultmatrix's `record` feature (the `cli` feature enables it)".into())
+}
+
+/// What an answer becomes on a tape: hop-by-hop headers left out, an event
+/// stream parsed into items, a plain body cut short a reset.
+pub fn received(
+    status: u16,
+    headers: Vec<(String, String)>,
+    bytes: &[u8],
+    complete: bool,
+) -> Received {
+    let sse = headers.iter().any(|(k, v)| {
+        k == "content-type" && v.to_ascii_lowercase().starts_with("text/event-stream")
+    });
+    let headers: Vec<(String, String)> = headers
+        .into_iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), v))
+        .filter(|(k, _)| !HOP_BY_HOP.contains(&k.as_str()))
+        .collect();
+    let text = String::from_utf8_lossy(bytes).into_owned();
     // An error answer is read as a body even if it claims to be a stream.
     let sse = sse && (200..300).contains(&status);
     let body = if sse {
@@ -183,74 +148,54 @@ pub fn read_response<R: Read>(mut r: BufReader<R>) -> Received {
     }
 }
 
-/// Reads a chunked body; `false` when the connection ended before the last
-/// chunk.
-fn read_chunked<R: Read>(r: &mut BufReader<R>) -> (Vec<u8>, bool) {
-    let mut out = Vec::new();
-    let mut line = String::new();
-    loop {
-        line.clear();
-        match r.read_line(&mut line) {
-            Ok(0) | Err(_) => return (out, false),
-            Ok(_) => {}
-        }
-        let size_text = line.trim().split(';').next().unwrap_or("");
-        let Ok(size) = usize::from_str_radix(size_text, 16) else {
-            return (out, false);
-        };
-        if size == 0 {
-            // Trailers until the blank line.
-            loop {
-                line.clear();
-                match r.read_line(&mut line) {
-                    Ok(0) => return (out, true),
-                    Ok(_) if line.trim().is_empty() => return (out, true),
-                    Ok(_) => {}
-                    Err(_) => return (out, true),
-                }
-            }
-        }
-        let mut chunk = vec![0; size];
-        if let Err(_e) = r.read_exact(&mut chunk) {
-            return (out, false);
-        }
-        out.extend_from_slice(&chunk);
-        let mut crlf = [0u8; 2];
-        if r.read_exact(&mut crlf).is_err() {
-            return (out, false);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
     #[test]
-    fn reads_chunked_and_sized_bodies() {
-        let raw = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 2\r\nDate: x\r\n\r\n{}";
+    fn answers_become_tape_responses() {
         assert_eq!(
-            read_response(BufReader::new(raw.as_bytes())),
+            received(
+                429,
+                h(&[("retry-after", "1"), ("content-length", "2"), ("date", "x")]),
+                b"{}",
+                true
+            ),
             Received::Response {
                 status: 429,
-                headers: vec![("retry-after".into(), "1".into())],
+                headers: h(&[("retry-after", "1")]),
                 body: ReceivedBody::Full("{}".into())
             }
         );
-        let raw = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\nd\r\n: keep-alive\n\r\n";
-        match read_response(BufReader::new(raw.as_bytes())) {
+        match received(
+            200,
+            h(&[("content-type", "text/event-stream")]),
+            b": keep-alive\n",
+            false,
+        ) {
             Received::Response {
                 body: ReceivedBody::Stream { items, breaks },
                 ..
             } => {
                 assert_eq!(items, vec![SseItem::Comment("keep-alive".into())]);
-                assert!(breaks, "no last chunk: the stream broke");
+                assert!(breaks, "cut short: the stream broke");
             }
             other => panic!("{other:?}"),
         }
-        let raw = "HTTP/1.1 503 Busy\r\ncontent-type: text/event-stream\r\ncontent-length: 9\r\n\r\n{\"e\":\"x\"}";
         assert!(matches!(
-            read_response(BufReader::new(raw.as_bytes())),
+            received(
+                503,
+                h(&[("content-type", "text/event-stream")]),
+                b"{}",
+                true
+            ),
             Received::Response {
                 status: 503,
                 body: ReceivedBody::Full(_),
@@ -258,11 +203,7 @@ mod tests {
             }
         ));
         assert_eq!(
-            read_response(BufReader::new("garbage\r\n\r\n".as_bytes())),
-            Received::Fault(Fault::Malformed)
-        );
-        assert_eq!(
-            read_response(BufReader::new("".as_bytes())),
+            received(200, Vec::new(), b"{\"a\"", false),
             Received::Fault(Fault::Reset)
         );
     }
@@ -270,10 +211,9 @@ mod tests {
     #[test]
     fn base_urls() {
         let b = BaseUrl::parse("http://127.0.0.1:9/v1/").unwrap();
-        assert_eq!(b.authority, "127.0.0.1:9");
-        assert_eq!(b.prefix, "/v1");
-        assert!(BaseUrl::parse("https://api.example.com")
-            .unwrap_err()
-            .contains("https is not supported"));
+        assert_eq!(b.url, "http://127.0.0.1:9/v1");
+        let b = BaseUrl::parse("https://api.example.com").unwrap();
+        assert_eq!(b.url, "https://api.example.com");
+        assert!(BaseUrl::parse("ftp://x").is_err());
     }
 }

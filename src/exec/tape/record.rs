@@ -496,9 +496,17 @@ impl Transport for Recorder {
             let (headers, body) = wire_request(&request, target.key.as_ref());
             let timeout = this.setup.row.config.timeout;
             let base = target.base.clone();
+            let ca_file = http::ca_file(&this.setup.vars);
             let (h, b) = (headers.clone(), body.clone());
             let sent = tokio::task::spawn_blocking(move || {
-                http::send(&base, "POST", CALL_PATH, &h, b.as_bytes(), timeout)
+                http::send(
+                    &base,
+                    CALL_PATH,
+                    &h,
+                    b.as_bytes(),
+                    timeout,
+                    ca_file.as_deref(),
+                )
             })
             .await;
             let received = match sent {

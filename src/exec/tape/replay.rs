@@ -116,6 +116,7 @@ pub fn entry(r: &TapeResponse) -> Entry {
                 breaks: s.breaks,
                 pauses: Vec::new(),
             }),
+            dates: Vec::new(),
         }),
     };
     Entry {

@@ -147,8 +147,9 @@ fn read_request(s: &mut TcpStream) -> std::io::Result<String> {
             break;
         }
     }
-    let mut body = vec![0; length];
-    r.read_exact(&mut body)?;
+    // Content-Length is the client's word, never an allocation.
+    let mut body = Vec::new();
+    r.take(length as u64).read_to_end(&mut body)?;
     text.push_str(&String::from_utf8_lossy(&body));
     Ok(text)
 }

@@ -1,9 +1,9 @@
-//! A real-HTTP [`Transport`]: each route is a base URL (`http://host:port`,
-//! plain HTTP/1.1), a request is a `POST {base}{path}` with a small JSON
-//! body, and the answer comes back as a [`Response`] or a
-//! [`TransportError`]. One connection per call (`connection: close`), so
-//! a dropped call future closes its socket, which is how a client-side
-//! timeout shows on the server.
+//! A real-HTTP [`Transport`]: each route is a base URL (`http://` or
+//! `https://`), a request is a `POST {base}{path}` with a small JSON body,
+//! and the answer comes back as a [`Response`] or a [`TransportError`].
+//! It sends through [`crate::exec::net`], the client the recorder uses
+//! (hyper over rustls); a dropped call future closes its connection,
+//! which is how a client-side timeout shows on the server.
 //!
 //! This is what `faultmatrix client` runs the reference controller over,
 //! and it is usable on its own to put any [`crate::System`] on the wire.
@@ -12,52 +12,55 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
-use super::http::{self, Chunked, Framing};
 use crate::contracts::transport::{
     Body, BoxFuture, EventStream, Request, Response, Transport, TransportError,
 };
-
-/// Most bytes a response may take.
-const MAX_RESPONSE: usize = 8 * 1024 * 1024;
+use crate::exec::net::{self, Failed};
 
 /// Sends each route's requests to its base URL.
 #[derive(Debug, Clone)]
 pub struct HttpTransport {
-    bases: Arc<HashMap<String, (String, u16, String)>>,
+    bases: Arc<HashMap<String, String>>,
     path: Arc<str>,
+    client: net::Client,
 }
 
-/// Splits `http://host:port/prefix` into host, port and path prefix.
-pub fn parse_base(url: &str) -> Result<(String, u16, String), String> {
+/// Checks `http://host:port/prefix` (or `https://…`) and returns it
+/// without a trailing `/`.
+pub fn parse_base(url: &str) -> Result<String, String> {
     let rest = url
         .strip_prefix("http://")
-        .ok_or_else(|| format!("`{url}` is not an http:// URL (only plain HTTP is supported)"))?;
-    let (authority, prefix) = match rest.find('/') {
-        Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
-        None => (rest, ""),
-    };
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) => (
-            h,
+        .or_else(|| url.strip_prefix("https://"))
+        .ok_or_else(|| format!("`{url}` is not an http:// or https:// URL"))?;
+    let authority = rest.split('/').next().unwrap_or("");
+    let host = match authority.rsplit_once(':') {
+        Some((h, p)) => {
             p.parse::<u16>()
-                .map_err(|_| format!("`{url}`: `{p}` is not a port"))?,
-        ),
-        None => (authority, 80),
+                .map_err(|_| format!("`{url}`: `{p}` is not a port"))?;
+            h
+        }
+        None => authority,
     };
     if host.is_empty() {
         return Err(format!("`{url}` has no host"));
     }
-    Ok((host.to_string(), port, prefix.to_string()))
+    Ok(url.trim_end_matches('/').to_string())
 }
 
 impl HttpTransport {
     /// A transport for these `(route, base URL)` pairs; requests go to
-    /// `path` below each base (for example `/v1/chat/completions`).
-    pub fn new(routes: &[(String, String)], path: &str) -> Result<Self, String> {
+    /// `path` below each base (for example `/v1/chat/completions`). Trusts
+    /// the system's roots and the certificates in `ca_file` (see
+    /// [`net::CA_FILE_VAR`]); waits at most `timeout` to connect and for
+    /// each read.
+    pub fn with_options(
+        routes: &[(String, String)],
+        path: &str,
+        timeout: Duration,
+        ca_file: Option<&std::path::Path>,
+    ) -> Result<Self, String> {
         let mut bases = HashMap::new();
         for (route, url) in routes {
             bases.insert(route.clone(), parse_base(url)?);
@@ -65,15 +68,14 @@ impl HttpTransport {
         Ok(Self {
             bases: Arc::new(bases),
             path: Arc::from(path),
+            client: net::client(timeout, ca_file)?,
         })
     }
-}
 
-fn io_error(e: std::io::Error) -> TransportError {
-    use std::io::ErrorKind::*;
-    match e.kind() {
-        ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof => TransportError::Reset,
-        _ => TransportError::Other(e.to_string()),
+    /// [`HttpTransport::with_options`] with no CA file and a 60 s timeout
+    /// (the system under test keeps its own attempt timeouts).
+    pub fn new(routes: &[(String, String)], path: &str) -> Result<Self, String> {
+        Self::with_options(routes, path, Duration::from_secs(60), None)
     }
 }
 
@@ -103,113 +105,51 @@ fn body_json(req: &Request) -> String {
 }
 
 async fn exchange(
-    host: String,
-    port: u16,
-    target: String,
+    client: net::Client,
+    url: String,
     req: Request,
 ) -> Result<Response, TransportError> {
-    let mut sock = TcpStream::connect((host.as_str(), port))
-        .await
-        .map_err(io_error)?;
-    let _ = sock.set_nodelay(true);
     let body = body_json(&req);
-    let mut head = format!(
-        "POST {target} HTTP/1.1\r\nhost: {host}:{port}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nconnection: close\r\ncontent-length: {}\r\n",
-        body.len()
-    );
+    let mut headers: Vec<(String, String)> = vec![
+        ("content-type".into(), "application/json".into()),
+        (
+            "accept".into(),
+            "application/json, text/event-stream".into(),
+        ),
+    ];
     if let Some(id) = &req.request_id {
-        head.push_str(&format!("x-request-id: {id}\r\n"));
+        headers.push(("x-request-id".into(), id.clone()));
     }
     if let Some(k) = &req.idempotency_key {
-        head.push_str(&format!("idempotency-key: {k}\r\n"));
+        headers.push(("idempotency-key".into(), k.clone()));
     }
-    for (k, v) in &req.headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    sock.write_all(head.as_bytes()).await.map_err(io_error)?;
-    sock.write_all(body.as_bytes()).await.map_err(io_error)?;
-    let mut buf = Vec::with_capacity(4096);
-    let (head, used) = loop {
-        match http::parse_response_head(&buf) {
-            Ok(Some(h)) => break h,
-            Ok(None) => {}
-            Err(_) => return Err(TransportError::Malformed),
-        }
-        let mut chunk = [0u8; 4096];
-        match sock.read(&mut chunk).await {
-            Ok(0) if buf.is_empty() => return Err(TransportError::Reset),
-            Ok(0) => return Err(TransportError::Malformed),
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e) => return Err(io_error(e)),
+    headers.extend(req.headers.iter().cloned());
+    let answer = match net::send(&client, "POST", &url, &headers, body.into_bytes()).await {
+        Ok(a) => a,
+        Err(Failed::Reset | Failed::Timeout) => return Err(TransportError::Reset),
+        Err(Failed::Malformed) => return Err(TransportError::Malformed),
+        Err(e @ (Failed::Unreachable(_) | Failed::TooLarge(_))) => {
+            return Err(TransportError::Other(e.to_string()))
         }
     };
-    buf.drain(..used);
-    let is_stream = head
+    let is_stream = answer
         .header("content-type")
         .is_some_and(|t| t.starts_with("text/event-stream"));
-    let framing = head.framing().map_err(|_| TransportError::Malformed)?;
-    // Read the body; `complete` is false when the connection ended early.
-    let (data, complete) = match framing {
-        Framing::Length(n) => {
-            let n = n as usize;
-            if n > MAX_RESPONSE {
-                return Err(TransportError::Malformed);
-            }
-            while buf.len() < n {
-                let mut chunk = [0u8; 8192];
-                match sock.read(&mut chunk).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(k) => buf.extend_from_slice(&chunk[..k]),
-                }
-            }
-            let complete = buf.len() >= n;
-            buf.truncate(n);
-            (buf, complete)
-        }
-        Framing::Chunked => {
-            let mut dec = Chunked::default();
-            let mut complete = false;
-            loop {
-                match dec.feed(&buf, MAX_RESPONSE) {
-                    Err(_) => break,
-                    Ok((used, done)) => {
-                        buf.drain(..used);
-                        if done {
-                            complete = true;
-                            break;
-                        }
-                    }
-                }
-                let mut chunk = [0u8; 8192];
-                match sock.read(&mut chunk).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(k) => buf.extend_from_slice(&chunk[..k]),
-                }
-            }
-            (dec.data, complete)
-        }
-        Framing::None => {
-            // Delimited by close.
-            let _ = sock.read_to_end(&mut buf).await;
-            (buf, true)
-        }
-    };
-    let text = String::from_utf8_lossy(&data).into_owned();
+    let text = String::from_utf8_lossy(&answer.body).into_owned();
     if is_stream {
         let (items, _) = crate::base::sse::parse(&text);
         return Ok(Response {
-            status: head.status,
-            headers: head.headers,
-            body: Body::Stream(EventStream::new(items, !complete)),
+            status: answer.status,
+            headers: answer.headers,
+            body: Body::Stream(EventStream::new(items, !answer.complete)),
         });
     }
-    if !complete {
+    if !answer.complete {
         return Err(TransportError::Malformed);
     }
     Ok(Response {
-        status: head.status,
-        headers: head.headers,
+        status: answer.status,
+        headers: answer.headers,
         body: Body::Full(text),
     })
 }
@@ -218,14 +158,15 @@ impl Transport for HttpTransport {
     fn call(&self, request: Request) -> BoxFuture<'static, Result<Response, TransportError>> {
         let base = self.bases.get(&request.route).cloned();
         let path = self.path.clone();
+        let client = self.client.clone();
         Box::pin(async move {
-            let Some((host, port, prefix)) = base else {
+            let Some(base) = base else {
                 return Err(TransportError::Other(format!(
                     "no base URL for route {}",
                     request.route
                 )));
             };
-            exchange(host, port, format!("{prefix}{path}"), request).await
+            exchange(client, format!("{base}{path}"), request).await
         })
     }
 }
@@ -238,13 +179,14 @@ mod tests {
     fn parses_base_urls() {
         assert_eq!(
             parse_base("http://127.0.0.1:8080").unwrap(),
-            ("127.0.0.1".into(), 8080, String::new())
+            "http://127.0.0.1:8080"
         );
         assert_eq!(
-            parse_base("http://localhost:1/v1/").unwrap(),
-            ("localhost".into(), 1, "/v1".into())
+            parse_base("https://localhost:1/v1/").unwrap(),
+            "https://localhost:1/v1"
         );
-        assert!(parse_base("https://x").is_err());
+        assert!(parse_base("ftp://x").is_err());
         assert!(parse_base("http://x:notaport").is_err());
+        assert!(parse_base("http:///v1").is_err());
     }
 }

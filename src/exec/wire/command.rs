@@ -246,6 +246,24 @@ pub(super) enum Ended {
     Stopped(Ending),
     Aborted,
     WaitFailed(String),
+    /// An in-process system returned this, with these escalations
+    /// ([`super::over_http`]): no JSON line to read.
+    Returned(crate::contracts::system::SystemResult, Vec<Escalation>),
+}
+
+/// How the command ended, in words (for [`super::said`]).
+fn ended_text(ended: &Ended, limit: Duration) -> String {
+    match ended {
+        Ended::Exited(status) => status.to_string(),
+        Ended::Hung => format!(
+            "killed after {} (the row's budget)",
+            crate::base::duration::format(limit)
+        ),
+        Ended::Stopped(_) => "stopped by the runner".to_string(),
+        Ended::Aborted => "killed: the fixture server aborted the row".to_string(),
+        Ended::WaitFailed(e) => format!("waiting for it failed: {e}"),
+        Ended::Returned(..) => "the in-process system returned".to_string(),
+    }
 }
 
 /// The row's routes, in the order its listeners are started: the declared
@@ -254,8 +272,13 @@ pub(super) enum Ended {
 /// the row does not script still listens, so a call to it is observed (and
 /// fails the row) instead of being refused.
 pub(super) fn row_scripts(row: &Row, spec: &CommandSpec) -> Vec<RouteScript> {
+    scripts_for(row, spec.routes.as_deref())
+}
+
+/// The row's scripts for these declared routes (see [`row_scripts`]).
+pub(super) fn scripts_for(row: &Row, declared: Option<&[String]>) -> Vec<RouteScript> {
     let mut scripts: Vec<RouteScript> = Vec::new();
-    for r in spec.routes.iter().flatten() {
+    for r in declared.into_iter().flatten() {
         let has_side = row
             .inject()
             .iter()
@@ -472,16 +495,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) ->
         (Ended::Exited(_), Some(t)) => t.saturating_duration_since(server.start_instant()),
         _ => returned_at,
     };
-    // Times count from the first request: process start-up is not the
-    // system's behaviour.
-    let t0 = report.calls.first().map_or(Duration::ZERO, |c| c.started);
-    let mut calls = records(&report.calls);
-    let t0 = round_ms(t0);
-    for c in &mut calls {
-        c.started = c.started.saturating_sub(t0);
-        c.ended = c.ended.map(|e| e.saturating_sub(t0));
-    }
-    let returned_at = returned_at.saturating_sub(t0);
+    let (calls, returned_at) = from_first_call(&report.calls, returned_at);
     let ran = Ran {
         ended,
         calls,
@@ -494,6 +508,22 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) ->
         exact: false,
     };
     observation(matrix, row, request_id, ran)
+}
+
+/// The calls as records, and when the system returned, with times counted
+/// from the first request (rounded to the ms): process start-up is not the
+/// system's behaviour.
+pub(super) fn from_first_call(
+    calls: &[WireCall],
+    returned_at: Duration,
+) -> (Vec<CallRecord>, Duration) {
+    let t0 = round_ms(calls.first().map_or(Duration::ZERO, |c| c.started));
+    let mut records = records(calls);
+    for c in &mut records {
+        c.started = c.started.saturating_sub(t0);
+        c.ended = c.ended.map(|e| e.saturating_sub(t0));
+    }
+    (records, returned_at.saturating_sub(t0))
 }
 
 /// What a command's run left, for [`observation`].
@@ -538,6 +568,7 @@ pub(super) fn observation(matrix: &Matrix, row: &Row, request_id: String, ran: R
         .rev()
         .map(str::trim)
         .find(|l| l.starts_with('{'));
+    let said = super::said::output(ended_text(&ended, limit), &stdout, &stderr, json_line);
     let result: Option<JsonResult> = json_line.and_then(|l| serde_json::from_str(l).ok());
     if json_line.is_some() && result.is_none() {
         failures.push(format!(
@@ -578,6 +609,10 @@ pub(super) fn observation(matrix: &Matrix, row: &Row, request_id: String, ran: R
         Ended::WaitFailed(e) => {
             failures.push(format!("waiting for the command failed: {e}"));
             RunEnd::Aborted
+        }
+        Ended::Returned(result, reported) => {
+            escalations = reported.clone();
+            RunEnd::Returned(result.clone())
         }
         Ended::Exited(status) => {
             let r = result.unwrap_or_default();
@@ -649,6 +684,7 @@ pub(super) fn observation(matrix: &Matrix, row: &Row, request_id: String, ran: R
         failures,
         request_id,
         tape: None,
+        command: Some(said),
     }
 }
 

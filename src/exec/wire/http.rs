@@ -130,60 +130,140 @@ fn find_end(buf: &[u8]) -> Option<usize> {
     buf.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4)
 }
 
-/// Parses a request head from the start of `buf`. `Ok(None)`: more bytes are
-/// needed. On success returns the head and the bytes it took.
-pub fn parse_request_head(buf: &[u8]) -> Result<Option<(Head, usize)>, HttpError> {
-    // Tolerate blank lines before a request (RFC 9112 §2.2).
-    let lead = buf
-        .iter()
-        .take_while(|b| **b == b'\r' || **b == b'\n')
-        .count();
-    let rest = &buf[lead..];
-    let Some(end) = find_end(rest) else {
-        // Reject garbage early instead of waiting for a blank line.
-        if let Some(first) = rest.split(|b| *b == b'\n').next() {
-            if rest.contains(&b'\n') || first.len() > 16 {
-                let method_end = first.iter().position(|b| *b == b' ');
-                match method_end {
-                    Some(0) => return Err(HttpError::bad("request line starts with a space")),
-                    Some(n) if !first[..n].iter().all(|b| is_token(*b)) => {
-                        return Err(HttpError::bad("method is not a token"))
+/// Longest method accepted (the longest registered ones are 17 bytes).
+pub const MAX_METHOD: usize = 20;
+
+fn too_large() -> HttpError {
+    HttpError {
+        status: 431,
+        message: "request head too large",
+    }
+}
+
+/// Reads one request head incrementally: every byte from the start of the
+/// request (blank lines before it included) is looked at once and counted
+/// toward [`MAX_HEAD`], so feeding a growing buffer read by read costs
+/// linear time. Framing problems are reported as soon as the byte that
+/// shows them arrives: a bare LF, a CR not followed by LF, a method that is
+/// not a token, a request line that is not `METHOD target HTTP/1.x`
+/// (`GET /\r\n` included). The complete head is then parsed by `httparse`.
+#[derive(Debug, Default, Clone)]
+pub struct HeadScan {
+    /// Bytes of the buffer already looked at.
+    scanned: usize,
+    /// Start of the line being read.
+    line_start: usize,
+    /// Where the request line starts (after blank lines), once known.
+    request_start: Option<usize>,
+    /// Whether the request line is complete (and was checked).
+    line_checked: bool,
+    /// Whether the method has ended (a space was seen on the request line).
+    method_done: bool,
+    /// Header lines seen so far.
+    headers: usize,
+}
+
+impl HeadScan {
+    /// A scanner for a request starting at the beginning of the buffer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Bytes of the head seen so far (0 before the request's first byte).
+    pub fn seen(&self) -> usize {
+        self.scanned
+    }
+
+    /// Looks at the bytes of `buf` not yet seen (`buf` holds the request
+    /// from its first byte and only grows between calls). `Ok(None)`: more
+    /// bytes are needed. On success returns the head and the bytes it took;
+    /// the scanner is then spent (make a new one for the next request).
+    pub fn scan(&mut self, buf: &[u8]) -> Result<Option<(Head, usize)>, HttpError> {
+        while self.scanned < buf.len() {
+            let i = self.scanned;
+            if i >= MAX_HEAD {
+                return Err(too_large());
+            }
+            self.scanned += 1;
+            let b = buf[i];
+            let after_cr = i > 0 && buf[i - 1] == b'\r';
+            if after_cr && b != b'\n' {
+                return Err(HttpError::bad("CR not followed by LF in the head"));
+            }
+            if b == b'\n' {
+                if !after_cr {
+                    return Err(HttpError::bad("bare LF in the head: lines end with CRLF"));
+                }
+                let line = &buf[self.line_start..i - 1];
+                let Some(request_start) = self.request_start else {
+                    // A blank line before the request (RFC 9112 §2.2);
+                    // `line` is empty, a CR at the line start would have
+                    // started the request line otherwise.
+                    self.line_start = i + 1;
+                    continue;
+                };
+                if !self.line_checked {
+                    check_request_line(&buf[request_start..=i])?;
+                    self.line_checked = true;
+                } else if line.is_empty() {
+                    return parse_complete(&buf[request_start..=i], i + 1).map(Some);
+                } else {
+                    self.headers += 1;
+                    if self.headers > MAX_HEADERS {
+                        return Err(HttpError {
+                            status: 431,
+                            message: "too many header lines",
+                        });
                     }
-                    None if first.len() > 16 => {
-                        return Err(HttpError::bad("no request line"));
+                }
+                self.line_start = i + 1;
+                continue;
+            }
+            if b == b'\r' {
+                continue;
+            }
+            let start = *self.request_start.get_or_insert(i);
+            if !self.line_checked && !self.method_done {
+                if b == b' ' {
+                    if i == start {
+                        return Err(HttpError::bad("request line starts with a space"));
                     }
-                    _ => {}
+                    self.method_done = true;
+                } else if !is_token(b) {
+                    return Err(HttpError::bad("method is not a token"));
+                } else if i - start >= MAX_METHOD {
+                    return Err(HttpError::bad("no request line"));
                 }
             }
         }
-        if rest.len() > MAX_HEAD {
-            return Err(HttpError {
-                status: 431,
-                message: "request head too large",
-            });
-        }
-        return Ok(None);
-    };
-    if end > MAX_HEAD {
-        return Err(HttpError {
-            status: 431,
-            message: "request head too large",
-        });
+        Ok(None)
     }
-    let text =
-        std::str::from_utf8(&rest[..end - 4]).map_err(|_| HttpError::bad("head is not UTF-8"))?;
-    let mut lines = text.split("\r\n");
-    let line = lines.next().unwrap_or("");
-    let mut parts = line.split(' ');
-    let (Some(method), Some(target), Some(version), None) =
+}
+
+/// Checks a complete request line (with its CRLF) as soon as it arrives,
+/// so `GET /\r\n` is answered at once instead of waiting for a blank line.
+fn check_request_line(line: &[u8]) -> Result<(), HttpError> {
+    let text = line
+        .strip_suffix(b"\r\n")
+        .and_then(|l| std::str::from_utf8(l).ok())
+        .ok_or(HttpError::bad("request target is not a path"))?;
+    let mut parts = text.split(' ');
+    let (Some(_method), Some(target), Some(version), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
     else {
         return Err(HttpError::bad(
             "request line is not `METHOD target HTTP/1.1`",
         ));
     };
-    if method.is_empty() || !method.bytes().all(is_token) {
-        return Err(HttpError::bad("method is not a token"));
+    if version != "HTTP/1.1" && version != "HTTP/1.0" {
+        return Err(if version.starts_with("HTTP/") {
+            HttpError {
+                status: 505,
+                message: "only HTTP/1.0 and HTTP/1.1 are served",
+            }
+        } else {
+            HttpError::bad("request line is not `METHOD target HTTP/1.1`")
+        });
     }
     if target.is_empty()
         || !(target.starts_with('/') || target == "*" || target.starts_with("http://"))
@@ -191,28 +271,77 @@ pub fn parse_request_head(buf: &[u8]) -> Result<Option<(Head, usize)>, HttpError
     {
         return Err(HttpError::bad("request target is not a path"));
     }
-    let minor = match version {
-        "HTTP/1.1" => 1,
-        "HTTP/1.0" => 0,
-        _ => {
-            return Err(HttpError {
-                status: 505,
-                message: "only HTTP/1.0 and HTTP/1.1 are served",
-            })
-        }
+    // httparse has the last word on the line's grammar.
+    match httparse::Request::new(&mut []).parse(line) {
+        Ok(_) | Err(httparse::Error::TooManyHeaders) => Ok(()),
+        Err(e) => Err(httparse_error(e)),
+    }
+}
+
+fn httparse_error(e: httparse::Error) -> HttpError {
+    match e {
+        httparse::Error::TooManyHeaders => HttpError {
+            status: 431,
+            message: "too many header lines",
+        },
+        httparse::Error::Version => HttpError {
+            status: 505,
+            message: "only HTTP/1.0 and HTTP/1.1 are served",
+        },
+        httparse::Error::HeaderName => HttpError::bad("header name is not a token"),
+        httparse::Error::HeaderValue => HttpError::bad("control character in a header value"),
+        httparse::Error::NewLine => HttpError::bad("bad line ending in the head"),
+        httparse::Error::Token => HttpError::bad("method is not a token"),
+        _ => HttpError::bad("request line is not `METHOD target HTTP/1.1`"),
+    }
+}
+
+/// Parses a complete head (request line to blank line) with `httparse`.
+/// `used` is how many bytes of the connection's buffer the head took.
+fn parse_complete(text: &[u8], used: usize) -> Result<(Head, usize), HttpError> {
+    let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut slots);
+    match req.parse(text) {
+        Ok(httparse::Status::Complete(n)) if n == text.len() => {}
+        Ok(_) => return Err(HttpError::bad("head is not complete")),
+        Err(e) => return Err(httparse_error(e)),
+    }
+    let (Some(method), Some(target), Some(version)) = (req.method, req.path, req.version) else {
+        return Err(HttpError::bad(
+            "request line is not `METHOD target HTTP/1.1`",
+        ));
     };
-    let headers = parse_header_lines(lines)?;
+    let mut headers = Vec::with_capacity(req.headers.len());
+    for h in req.headers.iter() {
+        if h.name.is_empty() {
+            return Err(HttpError::bad("header name is not a token"));
+        }
+        let value =
+            std::str::from_utf8(h.value).map_err(|_| HttpError::bad("head is not UTF-8"))?;
+        if value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
+            return Err(HttpError::bad("control character in a header value"));
+        }
+        headers.push((h.name.to_string(), value.trim().to_string()));
+    }
     let head = Head {
         method: method.to_string(),
         target: target.to_string(),
         status: 0,
-        minor,
+        minor: version,
         headers,
     };
-    if minor == 1 && head.header("host").is_none() {
+    if head.minor == 1 && head.header("host").is_none() {
         return Err(HttpError::bad("HTTP/1.1 request without Host"));
     }
-    Ok(Some((head, lead + end)))
+    Ok((head, used))
+}
+
+/// Parses a request head from the start of `buf` in one go (a fresh
+/// [`HeadScan`]). `Ok(None)`: more bytes are needed. On success returns the
+/// head and the bytes it took. A reader that calls this after every read
+/// rescans the buffer; keep a [`HeadScan`] instead.
+pub fn parse_request_head(buf: &[u8]) -> Result<Option<(Head, usize)>, HttpError> {
+    HeadScan::new().scan(buf)
 }
 
 fn parse_header_lines<'a>(
@@ -318,6 +447,12 @@ impl Chunked {
                 // Trailers: skip lines up to the blank one.
                 let after = &rest[nl + 2..];
                 let Some(end) = after.windows(2).position(|w| w == b"\r\n") else {
+                    if after.len() > MAX_HEAD {
+                        return Err(HttpError {
+                            status: 431,
+                            message: "chunked trailers too large",
+                        });
+                    }
                     return Ok((pos, false));
                 };
                 if end == 0 {
@@ -326,8 +461,22 @@ impl Chunked {
                     break;
                 }
                 let Some(t_end) = find_end(after) else {
+                    // Trailers are a head: bounded like one, or a client
+                    // could keep the server buffering forever.
+                    if after.len() > MAX_HEAD {
+                        return Err(HttpError {
+                            status: 431,
+                            message: "chunked trailers too large",
+                        });
+                    }
                     return Ok((pos, false));
                 };
+                if t_end > MAX_HEAD {
+                    return Err(HttpError {
+                        status: 431,
+                        message: "chunked trailers too large",
+                    });
+                }
                 pos += nl + 2 + t_end;
                 self.done = true;
                 break;
@@ -500,6 +649,60 @@ mod tests {
     }
 
     #[test]
+    fn bare_lf_and_short_request_lines_are_refused_before_the_blank_line() {
+        // Each is refused on the bytes shown: no blank line needed.
+        for input in [
+            "GET /\r\n",
+            "GET / HTTP/1.1\n",
+            "\nGET / HTTP/1.1\r\n",
+            "GET / HTTP/1.1\r\nHost: x\n",
+            "GET / HTTP/1.1\rX",
+            "GET / HTTP/0.9\r\n",
+        ] {
+            let got = req(input).map_err(|e| e.status);
+            assert!(matches!(got, Err(400) | Err(505)), "{input:?}: {got:?}");
+        }
+        assert_eq!(req("GET / HTTP/0.9\r\n").unwrap_err().status, 505);
+        assert_eq!(req("GET /\r\n").unwrap_err().status, 400);
+    }
+
+    #[test]
+    fn blank_lines_before_a_request_count_toward_the_head_limit() {
+        let ok = format!("{}GET / HTTP/1.1\r\nHost: x\r\n\r\n", "\r\n".repeat(10));
+        let (h, n) = req(&ok).unwrap().unwrap();
+        assert_eq!((h.method.as_str(), n), ("GET", ok.len()));
+        let crlf = "\r\n".repeat(MAX_HEAD);
+        assert_eq!(req(&crlf).unwrap_err().status, 431);
+        let late = format!(
+            "{}GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+            "\r\n".repeat(MAX_HEAD / 2)
+        );
+        assert_eq!(req(&late).unwrap_err().status, 431);
+    }
+
+    #[test]
+    fn a_head_fed_a_byte_at_a_time_is_scanned_once() {
+        let text = b"POST /v1/x HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n";
+        let mut scan = HeadScan::new();
+        let mut got = None;
+        for end in 1..=text.len() {
+            let before = scan.seen();
+            got = scan.scan(&text[..end]).unwrap();
+            // Only the new byte was looked at.
+            assert_eq!(scan.seen(), before + 1);
+            if got.is_some() {
+                assert_eq!(end, text.len());
+            }
+        }
+        let (h, n) = got.unwrap();
+        assert_eq!(
+            (h.method.as_str(), h.header("host"), n),
+            ("POST", Some("a"), text.len())
+        );
+        assert_eq!(parse_request_head(text).unwrap().unwrap().0, h);
+    }
+
+    #[test]
     fn framing_rules() {
         let head = |h: &[(&str, &str)]| Head {
             method: "POST".into(),
@@ -549,6 +752,11 @@ mod tests {
         assert_eq!(c.feed(b"10\r\n", 4).unwrap_err().status, 413);
         let mut c = Chunked::default();
         assert_eq!(c.feed(b"2\r\nabXY", 100).unwrap_err().status, 400);
+        // Trailers without an end are bounded like a head.
+        let mut endless = b"0\r\nX-Trailer: ".to_vec();
+        endless.extend(std::iter::repeat_n(b'a', MAX_HEAD + 1));
+        let mut c = Chunked::default();
+        assert_eq!(c.feed(&endless, MAX_BODY).unwrap_err().status, 431);
     }
 
     #[test]

@@ -23,6 +23,16 @@
 //! Malformed requests get 400 (413 for bodies over [`http::MAX_BODY`], 431
 //! for heads over [`http::MAX_HEAD`]) and the connection is closed; they are
 //! not calls and consume no script entry.
+//!
+//! The request side is bounded ([`Limits`]): a head is read by
+//! [`http::HeadScan`] (every byte counted once, blank lines before the
+//! request included, parsed by `httparse`); a head must be complete within
+//! [`HEAD_TIMEOUT`] of the connection's start, or of its first byte on a
+//! kept-alive connection (else `408` and close); at most
+//! [`MAX_CONNECTIONS`] connections are open at once per server (one more
+//! gets `503` and is closed). These are real-clock limits: this server runs
+//! on a real-time runtime; the virtual-clock server in [`super::vclock`]
+//! reads heads through the same scanner.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -30,9 +40,9 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
 
-use super::http::{self, Chunked, Framing, Head, HttpError};
+use super::http::{self, Chunked, Framing, Head, HeadScan, HttpError};
 use crate::exec::scripted::Outcome;
 use crate::exec::upstream::{Pick, Upstream};
 use crate::model::{Answer, RouteScript, SseItem};
@@ -40,6 +50,32 @@ use crate::model::{Answer, RouteScript, SseItem};
 /// Longest header value kept in an observation.
 const MAX_VALUE: usize = 200;
 
+/// Real time a request head may take: from the connection's start (or, on a
+/// kept-alive connection, from the next request's first byte) to its blank
+/// line.
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Connections one server keeps open at once (all routes together).
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// The request-side limits of a server. [`Limits::default`] is
+/// [`HEAD_TIMEOUT`] and [`MAX_CONNECTIONS`]; tests shorten them.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// See [`HEAD_TIMEOUT`].
+    pub head_timeout: Duration,
+    /// See [`MAX_CONNECTIONS`].
+    pub max_connections: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            head_timeout: HEAD_TIMEOUT,
+            max_connections: MAX_CONNECTIONS,
+        }
+    }
+}
 /// Why a `refused` answer cannot be served on a socket.
 pub const REFUSED_ON_A_SOCKET: &str =
     "a `refused` answer cannot be served over the wire: a listener \
@@ -102,6 +138,7 @@ struct Shared {
     abort: Notify,
     log: bool,
     create: bool,
+    limits: Limits,
     body_paths: Vec<crate::base::json_path::JsonPath>,
 }
 
@@ -207,6 +244,16 @@ impl FixtureServer {
         scripts: &[RouteScript],
         options: ServerOptions,
     ) -> std::io::Result<Self> {
+        Self::start_limited(scripts, options, Limits::default()).await
+    }
+
+    /// As [`FixtureServer::start_with`], with request-side limits other
+    /// than the defaults.
+    pub async fn start_limited(
+        scripts: &[RouteScript],
+        options: ServerOptions,
+        limits: Limits,
+    ) -> std::io::Result<Self> {
         let shared = Arc::new(Shared {
             start: Instant::now(),
             state: Mutex::new(State {
@@ -217,8 +264,10 @@ impl FixtureServer {
             abort: Notify::new(),
             log: options.log,
             create: options.create,
+            limits,
             body_paths: options.body_paths,
         });
+        let open = Arc::new(Semaphore::new(limits.max_connections));
         let mut listeners = Vec::new();
         for s in scripts {
             // One listener per route: keyed side scripts share their route's.
@@ -234,12 +283,28 @@ impl FixtureServer {
             });
             let route: Arc<str> = Arc::from(route);
             let sh = shared.clone();
+            let open = open.clone();
             tokio::spawn(async move {
                 loop {
                     match l.accept().await {
                         Ok((sock, _)) => {
                             let _ = sock.set_nodelay(true);
-                            tokio::spawn(serve_conn(sh.clone(), route.clone(), sock));
+                            let Ok(permit) = open.clone().try_acquire_owned() else {
+                                tokio::spawn(reject(
+                                    sh.clone(),
+                                    sock,
+                                    HttpError {
+                                        status: 503,
+                                        message: "too many open connections",
+                                    },
+                                ));
+                                continue;
+                            };
+                            let (sh, route) = (sh.clone(), route.clone());
+                            tokio::spawn(async move {
+                                serve_conn(sh, route, sock).await;
+                                drop(permit);
+                            });
                         }
                         Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
                     }
@@ -367,7 +432,7 @@ async fn pause(sock: &mut TcpStream, pause: Duration) -> bool {
     }
 }
 
-async fn reject(shared: &Shared, mut sock: TcpStream, e: HttpError) {
+async fn reject(shared: Arc<Shared>, mut sock: TcpStream, e: HttpError) {
     shared.lock().rejected += 1;
     let body = format!(
         "{{\"error\":{{\"message\":\"faultmatrix fixture server: {}\",\"type\":\"bad_request\"}}}}",
@@ -376,21 +441,65 @@ async fn reject(shared: &Shared, mut sock: TcpStream, e: HttpError) {
     let bytes = http::response_bytes(e.status, &[], body.as_bytes(), true);
     let _ = sock.write_all(&bytes).await;
     let _ = sock.shutdown().await;
+    // Lingering close: read what the client is still sending for a short
+    // while, so closing with unread bytes does not reset the connection
+    // before the client has read the answer.
+    let linger = async {
+        let mut chunk = [0u8; 8192];
+        let mut left = LINGER_BYTES;
+        while left > 0 {
+            match sock.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => left = left.saturating_sub(n),
+            }
+        }
+    };
+    let _ = tokio::time::timeout(LINGER, linger).await;
 }
+
+/// How long, and for how many bytes, a rejected connection is drained
+/// before it is closed.
+const LINGER: Duration = Duration::from_secs(1);
+const LINGER_BYTES: usize = 1024 * 1024;
 
 async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
+    // The first head is timed from the connection's start.
+    let mut deadline = Some(tokio::time::Instant::now() + shared.limits.head_timeout);
     loop {
         // The head.
         let mut arrived = (!buf.is_empty()).then(|| shared.now());
+        let mut scan = HeadScan::new();
         let (head, used) = loop {
-            match http::parse_request_head(&buf) {
+            match scan.scan(&buf) {
                 Ok(Some(h)) => break h,
                 Ok(None) => {}
-                Err(e) => return reject(&shared, sock, e).await,
+                Err(e) => return reject(shared, sock, e).await,
+            }
+            if deadline.is_none() && !buf.is_empty() {
+                // A kept-alive connection: timed from the request's first byte.
+                deadline = Some(tokio::time::Instant::now() + shared.limits.head_timeout);
             }
             let mut chunk = [0u8; 4096];
-            match sock.read(&mut chunk).await {
+            let read = match deadline {
+                Some(at) => match tokio::time::timeout_at(at, sock.read(&mut chunk)).await {
+                    Ok(r) => r,
+                    Err(_) if buf.is_empty() => {
+                        // Nothing was sent: not a request, just close.
+                        let _ = sock.shutdown().await;
+                        return;
+                    }
+                    Err(_) => {
+                        let e = HttpError {
+                            status: 408,
+                            message: "request head not complete in time",
+                        };
+                        return reject(shared, sock, e).await;
+                    }
+                },
+                None => sock.read(&mut chunk).await,
+            };
+            match read {
                 Ok(0) | Err(_) => return,
                 Ok(n) => {
                     if arrived.is_none() {
@@ -400,6 +509,7 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
                 }
             }
         };
+        deadline = None;
         buf.drain(..used);
         let started = arrived.unwrap_or_else(|| shared.now());
         // The body. A client that asks first (curl does above 1 KiB) is told
@@ -418,12 +528,12 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
             return;
         }
         let body = match head.framing() {
-            Err(e) => return reject(&shared, sock, e).await,
+            Err(e) => return reject(shared, sock, e).await,
             Ok(Framing::None) => Vec::new(),
             Ok(Framing::Length(n)) => {
                 if n > http::MAX_BODY as u64 {
                     return reject(
-                        &shared,
+                        shared,
                         sock,
                         HttpError {
                             status: 413,
@@ -446,7 +556,7 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
                 let mut dec = Chunked::default();
                 loop {
                     match dec.feed(&buf, http::MAX_BODY) {
-                        Err(e) => return reject(&shared, sock, e).await,
+                        Err(e) => return reject(shared, sock, e).await,
                         Ok((used, done)) => {
                             buf.drain(..used);
                             if done {
@@ -485,7 +595,7 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
             .is_some_and(|v| v.eq_ignore_ascii_case("close"))
             || head.minor == 0;
         let key = call.header("idempotency-key").map(str::to_string);
-        let (idx, entry) = match pick(&shared, &route, call) {
+        let (idx, mut entry) = match pick(&shared, &route, call) {
             (i, Pick::Entry(e)) => (i, e),
             (i, Pick::Stored((status, headers, body))) => {
                 let bytes = http::response_bytes(status, &headers, body.as_bytes(), client_close);
@@ -529,6 +639,8 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
                 }
             }
         }
+        // A real-clock client reads the real wall clock.
+        crate::exec::upstream::render_dates(&mut entry, std::time::SystemTime::now());
         if let Answer::Response(r) = &entry.answer {
             if shared.create && (200..300).contains(&r.status) {
                 let body = r.body.clone().unwrap_or_default();

@@ -67,6 +67,9 @@ const MAX_LINE: u64 = 16 * 1024 * 1024;
 const KEEP_OUT: usize = 1024 * 1024;
 /// Real-time period of the runner's housekeeping (flushes, guards).
 const TICK: Duration = Duration::from_millis(5);
+/// A housekeeping tick this late means the runner's thread did not run
+/// (a loaded machine): the stall bounds restart rather than blame the client.
+const RUNNER_ABSENT: Duration = Duration::from_millis(250);
 
 /// Where the shims are: `FAULTMATRIX_SHIMS`, else a `shims/` directory next
 /// to an ancestor of the running binary (a checkout's `target/…`, an
@@ -168,6 +171,15 @@ fn token() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     format!("fm-{:x}-{n:x}-{t:x}", std::process::id())
+}
+
+/// The row's wall clock at virtual time 0 as epoch nanoseconds, signed (a
+/// date before 1970 is negative): `welcome.wall_start_ns`, a decimal string.
+fn wall_start_ns(at: std::time::SystemTime) -> i128 {
+    match at.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i128,
+        Err(e) => -(e.duration().as_nanos() as i128),
+    }
 }
 
 fn fmt_ns(ns: u64) -> String {
@@ -319,6 +331,70 @@ struct RowRun<'a> {
     /// parent preloads them for later rows.
     imported: Vec<String>,
     exit_real: Option<Instant>,
+    /// What the client process was doing when last looked at.
+    machine: ProcState,
+    /// The last message sent to a shim and the client's last `block`
+    /// (op and seq), for the silence message.
+    last_sent: String,
+    last_block: String,
+}
+
+/// A control message's op and seq, for messages.
+fn short(msg: &Value) -> String {
+    let op = msg.get("op").and_then(Value::as_str).unwrap_or("?");
+    match msg.get("seq") {
+        Some(seq) => format!("{op} {seq}"),
+        None => op.to_string(),
+    }
+}
+
+/// Whether a silent client process is busy rather than blocked: on
+/// Linux, from `/proc/PID/task/*/stat`. A Node event loop that runs
+/// JavaScript cannot send on the clock channel, and a process waiting for a
+/// CPU or the disk sends nothing either; neither is blocked outside the shim.
+#[derive(Default)]
+struct ProcState {
+    /// The process's CPU time (clock ticks) at the last look.
+    cpu: Option<u64>,
+    /// What the last look saw, for the failure message.
+    seen: String,
+}
+
+impl ProcState {
+    /// True when a thread of `pid` is running, runnable or in disk sleep,
+    /// or the process used CPU since the last look. False when all its
+    /// threads sleep in the kernel and it used none, or when it cannot be
+    /// seen (not Linux, gone).
+    fn busy(&mut self, pid: u32) -> bool {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return false;
+        };
+        let mut runnable = false;
+        let mut cpu = 0u64;
+        let mut states = String::new();
+        for t in tasks.flatten() {
+            let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
+                continue;
+            };
+            // pid (comm) state ... utime stime: comm may hold spaces.
+            let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                continue;
+            };
+            let fields: Vec<&str> = after.split_whitespace().collect();
+            runnable |= matches!(fields.first(), Some(&"R") | Some(&"D"));
+            states.push_str(fields.first().copied().unwrap_or("?"));
+            for i in [11, 12] {
+                cpu += fields
+                    .get(i)
+                    .and_then(|f| f.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+        }
+        let used = self.cpu.is_some_and(|before| cpu > before);
+        self.cpu = Some(cpu);
+        self.seen = format!("its threads' states were {states}, its CPU time {cpu} ticks");
+        runnable || used
+    }
 }
 
 /// Counters of one virtual-clock row, for benchmarks and messages.
@@ -336,6 +412,19 @@ pub struct ClockStats {
     /// end of the row): the row's own real time, the program's set-up
     /// before its first call (building a client) excluded.
     pub from_first_request: Duration,
+    /// Real time from the hello to the first request: the program's own
+    /// set-up (building its client).
+    pub set_up: Duration,
+    /// Real time from the shim's `exit` to the end of the row: the
+    /// runner's wrap-up (the exit status, the last output, the fixture
+    /// connections' close).
+    pub wrap_up: Duration,
+    /// Real time from the row's start (spawn, or the request to a warm
+    /// parent) to its end: everything the row cost, start-up included.
+    pub whole: Duration,
+    /// Real time spent taking or starting a warm parent (0 when one was
+    /// idle; the parent's imports when it had to be started).
+    pub parent: Duration,
     /// Whether the row ran as a warm parent's child.
     pub warm: bool,
 }
@@ -359,8 +448,10 @@ impl<'a> RowRun<'a> {
         if let Some(w) = self.writers.get_mut(&conn) {
             let mut line = msg.to_string();
             line.push('\n');
+            self.last_sent = short(&msg);
             if w.write_all(line.as_bytes()).await.is_err() {
                 self.writers.remove(&conn);
+                self.last_sent.push_str(" (the write failed)");
             }
         }
     }
@@ -370,9 +461,12 @@ impl<'a> RowRun<'a> {
             JitterInput::Draws(d) => json!({ "draws": d }),
             JitterInput::Seed(s) => json!({ "seed": s }),
         };
-        let wall = faultmatrix_controller::policy::retry_after::default_wall_start()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
+        let wall = wall_start_ns(
+            self.row
+                .settings
+                .wall
+                .unwrap_or_else(faultmatrix_controller::policy::retry_after::default_wall_start),
+        );
         json!({
             "op": "welcome",
             "v": 1,
@@ -730,13 +824,23 @@ impl<'a> RowRun<'a> {
             return false;
         };
         let Pending {
-            entry,
+            mut entry,
             idx,
             close,
             key,
             stream_at,
             ..
         } = p;
+        // The shim's wall clock: the start it was given in the welcome
+        // plus the row's virtual time.
+        crate::exec::upstream::render_dates(
+            &mut entry,
+            self.row
+                .settings
+                .wall
+                .unwrap_or_else(faultmatrix_controller::policy::retry_after::default_wall_start)
+                + std::time::Duration::from_nanos(now),
+        );
         if let (Answer::Response(r), None) = (&entry.answer, stream_at) {
             if self.create && (200..300).contains(&r.status) {
                 let body = r.body.clone().unwrap_or_default();
@@ -1105,7 +1209,10 @@ impl<'a> RowRun<'a> {
         }
         self.last_message_real = Some(Instant::now());
         match op.as_str() {
-            "block" => self.on_block(conn, &msg).await,
+            "block" => {
+                self.last_block = short(&msg);
+                self.on_block(conn, &msg).await
+            }
             "heartbeat" => self.draws = self.draws.max(num(&msg, "draws")),
             "stalled" => {
                 let text = |k: &str| match msg.get(k) {
@@ -1159,6 +1266,18 @@ impl<'a> RowRun<'a> {
         }
     }
 
+    /// After the runner's own thread was kept from running: silence and
+    /// bytes in flight are measured again from `now`, since what the client
+    /// sent meanwhile may still be unread.
+    fn runner_was_absent(&mut self, now: Instant) {
+        if self.last_message_real.is_some() {
+            self.last_message_real = Some(now);
+        }
+        if self.mismatch_since.is_some() {
+            self.mismatch_since = Some(now);
+        }
+    }
+
     /// The bounds that catch a client blocked outside the shim.
     fn check_real_time(&mut self) {
         if self.stopped() || self.exited {
@@ -1177,18 +1296,42 @@ impl<'a> RowRun<'a> {
             }
             return;
         };
-        if self.first_request_real.is_some()
-            && self.exit_now.is_none()
-            && !self.block_outstanding
-            && self
-                .last_message_real
-                .is_some_and(|t| t.elapsed() > Duration::from_millis(STALL_MS))
-        {
+        let silent = |r: &Self| {
+            r.first_request_real.is_some()
+                && r.exit_now.is_none()
+                && !r.block_outstanding
+                && r.last_message_real
+                    .is_some_and(|t| t.elapsed() > Duration::from_millis(STALL_MS))
+        };
+        if silent(self) && self.pid.is_some_and(|pid| self.machine.busy(pid)) {
+            // Computing (a synchronous compile, a long parse), or waiting
+            // for a CPU or the disk on a loaded machine: not blocked.
+            self.last_message_real = Some(Instant::now());
+        }
+        if silent(self) {
+            let seen = if self.machine.seen.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", self.machine.seen)
+            };
+            let seen = format!(
+                "{seen}; the client's last block: {}, the runner's last message: {}",
+                if self.last_block.is_empty() {
+                    "none"
+                } else {
+                    &self.last_block
+                },
+                if self.last_sent.is_empty() {
+                    "none"
+                } else {
+                    &self.last_sent
+                },
+            );
             self.fail(
                 format!(
                     "the client sent nothing on the clock channel for {STALL_MS} ms of real time after its \
                      first request without waiting on the virtual clock: it is blocked outside the shim \
-                     (a synchronous wait, a busy loop, or a wait the shim does not cover)"
+                     (a synchronous wait, a busy loop, or a wait the shim does not cover){seen}"
                 ),
                 Ending::Aborted,
             );
@@ -1318,6 +1461,7 @@ pub async fn run_row_stats(
     spec: &CommandSpec,
     env: &Env,
 ) -> (Observation, ClockStats) {
+    let row_start = Instant::now();
     let request_id = crate::exec::observation::request_id(&matrix.file, &row.name);
     let failed = |m: String| {
         (
@@ -1410,12 +1554,17 @@ pub async fn run_row_stats(
         attached: BTreeMap::new(),
         imported: Vec::new(),
         exit_real: None,
+        machine: ProcState::default(),
+        last_sent: String::new(),
+        last_block: String::new(),
     };
     let mut rx = rx;
     // A warm parent's child, else a process of its own.
     let mut warm_run: Option<WarmRun> = None;
     let mut own: Option<tokio::process::Child> = None;
+    let mut parent_time = Duration::ZERO;
     if spec.warm {
+        let t0 = Instant::now();
         match start_warm_child(
             matrix,
             row,
@@ -1429,10 +1578,18 @@ pub async fn run_row_stats(
         )
         .await
         {
-            Ok(w) => warm_run = Some(w),
+            Ok(w) => {
+                parent_time = t0.elapsed();
+                warm_run = Some(w);
+            }
+            // Never a silent fallback to a process per row: a parent that
+            // cannot start would cost its start-up again on every row, and
+            // its reason would be lost.
             Err(e) => {
-                // One process per row remains the fallback.
-                let _ = e;
+                return failed(format!(
+                    "{e} (the row runs as a child of a warm parent: `system.warm: false` runs \
+                     one process per row instead)"
+                ))
             }
         }
     }
@@ -1483,6 +1640,8 @@ pub async fn run_row_stats(
     let mut status: Option<std::process::ExitStatus> = None;
     let mut wait_error = None;
     let mut settle: Option<Instant> = None;
+    let mut parent_gone = false;
+    let mut last_tick = Instant::now();
     let mut chunk = vec![0u8; 8192];
     loop {
         tokio::select! {
@@ -1524,6 +1683,7 @@ pub async fn run_row_stats(
                     Ok(0) | Err(_) => {
                         w.broken = true;
                         if status.is_none() {
+                            parent_gone = true;
                             r.fail("the warm parent's channel closed while its child ran the row".into(), Ending::Aborted);
                         }
                     }
@@ -1560,9 +1720,19 @@ pub async fn run_row_stats(
                 }
             }
             _ = tick.tick() => {
+                let now = Instant::now();
+                let late = now.duration_since(last_tick) > RUNNER_ABSENT;
+                last_tick = now;
                 r.drain_fixtures();
                 r.drain_output();
-                r.check_real_time();
+                if late {
+                    // The runner itself did not run (a loaded machine): the
+                    // client's messages may be queued unread, so real-time
+                    // bounds count again from now.
+                    r.runner_was_absent(now);
+                } else {
+                    r.check_real_time();
+                }
             }
         }
         if settle.is_none() && (r.exited || r.stopped()) {
@@ -1589,8 +1759,55 @@ pub async fn run_row_stats(
             }
         }
     }
+    let loop_end = Instant::now();
     acceptor.abort();
+    if let Some(p) = warm_run.as_ref().and_then(|w| w.parent.as_ref()) {
+        // What the parent wrote while it served this row (a child's
+        // traceback before it attached its own streams, the parent's own
+        // last words): part of the row's stderr, so its failure shows it.
+        let clean =
+            r.ending.is_none() && r.failures.is_empty() && status.is_some_and(|s| s.success());
+        if !clean {
+            p.said.settle(Duration::from_secs(1));
+        }
+        let mark = warm_run.as_ref().map_or(0, |w| w.said_mark);
+        let said = p.said.since(mark);
+        if !said.is_empty() {
+            let pid = p.child.id();
+            if !r.stderr.buf.is_empty() && !r.stderr.buf.ends_with(b"\n") {
+                r.stderr.buf.push(b'\n');
+            }
+            r.stderr.buf.extend_from_slice(
+                format!(
+                    "[faultmatrix: the warm parent (pid {pid}) wrote, while it served this row:]\n"
+                )
+                .as_bytes(),
+            );
+            r.stderr.buf.extend_from_slice(&said);
+        }
+        if parent_gone {
+            // All it wrote, its start included: why it went away may be
+            // older than this row.
+            let all = p.said.since(0);
+            let text = if all.is_empty() {
+                "it wrote nothing on stdout or stderr".to_string()
+            } else {
+                format!(
+                    "its output ends with:\n{}",
+                    super::warm::tail_text(&all, 20)
+                )
+            };
+            for f in &mut r.failures {
+                if f.starts_with("the warm parent's channel closed") {
+                    f.push_str(&format!(" (parent pid {pid}); {text}", pid = p.child.id()));
+                }
+            }
+        }
+    }
     if let Some(mut w) = warm_run.take() {
+        if let Some(p) = w.parent.as_ref() {
+            super::warm::learn(&p.key, &r.imported);
+        }
         // What this row imported, the parent imports before the next spawn.
         let new: Vec<String> = r
             .imported
@@ -1624,6 +1841,13 @@ pub async fn run_row_stats(
     let start_up = r.hello_real.map_or(Duration::ZERO, |h| {
         h.saturating_duration_since(r.spawn_real)
     });
+    let set_up = match (r.hello_real, r.first_request_real) {
+        (Some(h), Some(f)) => f.saturating_duration_since(h),
+        _ => Duration::ZERO,
+    };
+    let wrap_up = r
+        .exit_real
+        .map_or(Duration::ZERO, |e| loop_end.saturating_duration_since(e));
     if r.client.is_none() && r.ending.is_none() {
         r.failures.push(format!(
             "the command exited before its clock shim said hello: it did not run with the shim \
@@ -1660,6 +1884,10 @@ pub async fn run_row_stats(
         start_up,
         after_hello,
         from_first_request,
+        set_up,
+        wrap_up,
+        whole: row_start.elapsed(),
+        parent: parent_time,
         warm: is_warm,
     };
     let ran = Ran {
@@ -1695,6 +1923,8 @@ async fn maybe_read(w: Option<&mut WarmRun>, buf: &mut [u8]) -> std::io::Result<
 /// A row's child of a warm parent: the parent's channel, lent to the row.
 struct WarmRun {
     parent: Option<super::warm::Parent>,
+    /// Where the parent's output was when it forked the row's child.
+    said_mark: u64,
     chan: tokio::net::TcpStream,
     buf: Vec<u8>,
     id: String,
@@ -1764,11 +1994,12 @@ async fn start_warm_child(
     let key = super::warm::Key {
         argv: command::expand_argv(spec, env)?,
         cwd: spec.cwd.clone(),
-        // What the interpreter reads before the shim runs; the rest of the
-        // row's environment reaches the child through `spawn.env`.
+        // What the interpreter reads before the shim runs, and the list of
+        // modules the parent imports; the rest of the row's environment
+        // reaches the child through `spawn.env`.
         env: command::system_env(spec, env)?
             .into_iter()
-            .filter(|(k, _)| k.starts_with("PYTHON"))
+            .filter(|(k, _)| k.starts_with("PYTHON") || k == "FAULTMATRIX_WARM_IMPORTS")
             .collect(),
     };
     let parent = match super::warm::take(&key) {
@@ -1781,12 +2012,18 @@ async fn start_warm_child(
             let spec2 = spec.clone();
             let env2 = env.clone();
             let token = self::token();
+            let imports = command::system_env(spec, env)?
+                .into_iter()
+                .find(|(k, _)| k == "FAULTMATRIX_WARM_IMPORTS")
+                .map(|(_, v)| v)
+                .filter(|v| !v.is_empty());
             tokio::task::spawn_blocking(move || {
                 super::warm::start(
                     key,
                     |addr, tok| clock_env(&shims, addr, tok, &spec2, &env2),
                     &welcome,
                     token,
+                    imports,
                 )
             })
             .await
@@ -1812,7 +2049,9 @@ async fn start_warm_child(
         .and_then(tokio::net::TcpStream::from_std)
         .map_err(|e| format!("the warm parent's channel: {e}"))?;
     let buf = std::mem::take(&mut parent.buf);
+    let said_mark = parent.said.mark();
     let mut w = WarmRun {
+        said_mark,
         parent: Some(parent),
         chan,
         buf,
@@ -1854,4 +2093,49 @@ fn last_lines(bytes: &[u8], n: usize) -> String {
         .map(|l| format!("  | {l}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wall_clock_is_signed_epoch_nanoseconds() {
+        let epoch = std::time::UNIX_EPOCH;
+        assert_eq!(
+            wall_start_ns(epoch + Duration::from_secs(784_111_777)),
+            784_111_777_000_000_000
+        );
+        assert_eq!(
+            wall_start_ns(epoch - Duration::from_secs(1)),
+            -1_000_000_000
+        );
+    }
+
+    #[test]
+    fn a_process_asleep_in_the_kernel_is_not_busy_and_one_computing_is() {
+        if !Path::new("/proc/self/task").is_dir() {
+            return; // Linux only: elsewhere nothing is ever called busy
+        }
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep runs");
+        let mut asleep = ProcState::default();
+        // It gets to its sleep (a loaded machine may take a while).
+        let seen_asleep = (0..200).any(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            asleep.cpu = None;
+            !asleep.busy(sleeper.id())
+        });
+        let _ = sleeper.kill();
+        let _ = sleeper.wait();
+        assert!(seen_asleep, "never seen asleep: {}", asleep.seen);
+        // This process is running this test: a thread is running.
+        let mut me = ProcState::default();
+        assert!(me.busy(std::process::id()), "{}", me.seen);
+        // A process that is gone is not busy.
+        let mut gone = ProcState::default();
+        assert!(!gone.busy(sleeper.id()));
+    }
 }

@@ -13,6 +13,10 @@ use serde::Deserialize;
 
 use crate::duration::Dur;
 
+/// The most routes a policy may declare: a fallback chain is a handful of
+/// upstreams; a longer list is a mistake (or hostile), refused at load.
+pub const MAX_ROUTES: usize = 100;
+
 /// Jitter applied on top of the capped exponential delay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -321,6 +325,14 @@ impl fmt::Display for ConfigErrors {
 
 impl std::error::Error for ConfigErrors {}
 
+/// Refuses a duration the controller's timers cannot keep (see
+/// [`crate::duration::sub_millisecond`]).
+fn whole_ms(d: Duration, path: Vec<KeySeg>, errors: &mut Vec<ConfigError>) {
+    if let Some(why) = crate::duration::sub_millisecond(d) {
+        errors.push(ConfigError { path, message: why });
+    }
+}
+
 fn at(path: &[KeySeg], seg: KeySeg) -> Vec<KeySeg> {
     let mut p = path.to_vec();
     p.push(seg);
@@ -334,6 +346,12 @@ fn merge_backoff(
     path: &[KeySeg],
     errors: &mut Vec<ConfigError>,
 ) -> Backoff {
+    if let Some(d) = raw.initial {
+        whole_ms(d.0, at(path, KeySeg::Key("initial")), errors);
+    }
+    if let Some(d) = raw.cap {
+        whole_ms(d.0, at(path, KeySeg::Key("cap")), errors);
+    }
     let b = Backoff {
         initial: raw.initial.map_or(base.initial, |d| d.0),
         factor: raw.factor.unwrap_or(base.factor),
@@ -387,10 +405,24 @@ impl PolicyConfig {
                         message: "`routes` is empty: a policy needs at least one route".into(),
                     });
                 }
-                let mut out: Vec<RouteConfig> = Vec::new();
+                if rs.len() > MAX_ROUTES {
+                    errors.push(ConfigError {
+                        path: top("routes"),
+                        message: format!(
+                            "`routes` declares {} routes: the limit is {MAX_ROUTES}",
+                            rs.len()
+                        ),
+                    });
+                    return Err(ConfigErrors(errors));
+                }
+                let mut out: Vec<RouteConfig> = Vec::with_capacity(rs.len());
+                // Names seen, for the duplicate check (linear, not a scan
+                // of the routes so far per route).
+                let mut seen: std::collections::HashSet<String> =
+                    std::collections::HashSet::with_capacity(rs.len());
                 for (i, r) in rs.into_iter().enumerate() {
                     let p = at(&top("routes"), KeySeg::Index(i));
-                    if out.iter().any(|o| o.name == r.name) {
+                    if !seen.insert(r.name.clone()) {
                         errors.push(ConfigError {
                             path: at(&p, KeySeg::Key("name")),
                             message: format!("route `{}` is declared twice", r.name),
@@ -429,6 +461,20 @@ impl PolicyConfig {
             retry_after.cap = r.cap.map_or(retry_after.cap, |d| d.0);
             retry_after.above_cap = r.above_cap.unwrap_or(retry_after.above_cap);
         }
+        for (name, value) in [
+            ("deadline", raw.deadline),
+            ("attempt_timeout", raw.attempt_timeout),
+            ("switch_delay", raw.switch_delay),
+        ] {
+            if let Some(v) = value {
+                whole_ms(v.0, top(name), &mut errors);
+            }
+        }
+        whole_ms(
+            retry_after.cap,
+            vec![KeySeg::Key("retry_after"), KeySeg::Key("cap")],
+            &mut errors,
+        );
         let attempt_timeout = raw.attempt_timeout.map_or(d.attempt_timeout, |d| d.0);
         if attempt_timeout.is_zero() {
             errors.push(ConfigError {
@@ -562,5 +608,62 @@ mod tests {
         ] {
             assert!(e.contains(want), "missing {want:?} in:\n{e}");
         }
+    }
+
+    #[test]
+    fn durations_the_timers_cannot_keep_are_refused_at_their_key() {
+        let us = |n| Some(Dur(Duration::from_micros(n)));
+        let e = PolicyConfig {
+            backoff: Some(BackoffConfig {
+                initial: us(250),
+                factor: None,
+                cap: us(30_000_500),
+                jitter: None,
+            }),
+            deadline: us(1_500),
+            switch_delay: us(1),
+            attempt_timeout: us(2_000),
+            ..PolicyConfig::default()
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        for want in [
+            "policy.backoff.initial: 250us is not a whole number of milliseconds",
+            "policy.backoff.cap: 30000500us",
+            "policy.deadline: 1500us",
+            "policy.switch_delay: 1us",
+        ] {
+            assert!(e.contains(want), "missing {want:?} in:\n{e}");
+        }
+        assert!(!e.contains("attempt_timeout"), "{e}");
+    }
+
+    #[test]
+    fn a_long_route_list_is_refused_and_duplicates_are_found_in_one_pass() {
+        let many: Vec<RouteEntry> = (0..=MAX_ROUTES).map(|i| route(&format!("R{i}"))).collect();
+        let e = PolicyConfig {
+            routes: Some(many),
+            ..PolicyConfig::default()
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            format!("policy.routes: `routes` declares 101 routes: the limit is {MAX_ROUTES}")
+        );
+        let mut at_limit: Vec<RouteEntry> = (0..MAX_ROUTES - 1)
+            .map(|i| route(&format!("R{i}")))
+            .collect();
+        at_limit.push(route("R7"));
+        let e = PolicyConfig {
+            routes: Some(at_limit),
+            ..PolicyConfig::default()
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        assert_eq!(e, "policy.routes[99].name: route `R7` is declared twice");
     }
 }

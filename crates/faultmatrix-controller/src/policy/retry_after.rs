@@ -116,9 +116,15 @@ pub fn parse_http_date(v: &str, now: SystemTime) -> Option<SystemTime> {
             }
             let yy = two_digits(dmy[2])? as i64;
             let now_year = civil_from_days(secs(now).div_euclid(86_400)).0;
+            // RFC 9110 §5.6.7: a year more than 50 years ahead is the
+            // most recent past year with those digits; so the year is the
+            // one within 50 years ahead or, failing that, behind (`00`
+            // read on 31 Dec 1999 is 2000, not 1900).
             let mut year = now_year - now_year.rem_euclid(100) + yy;
             if year > now_year + 50 {
                 year -= 100;
+            } else if year + 100 <= now_year + 50 {
+                year += 100;
             }
             (year, month(dmy[1])?, two_digits(dmy[0])?, hms(parts[1])?)
         } else {
@@ -179,7 +185,8 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+/// The date (year, month, day) of a day counted from 1970-01-01.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -190,6 +197,56 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// `t` (whole seconds; before 1970 reads as 1970) as an HTTP-date in
+/// IMF-fixdate (`form` 0: `Sun, 06 Nov 1994 08:49:37 GMT`), obsolete RFC
+/// 850 (1: `Sunday, 06-Nov-94 08:49:37 GMT`) or asctime (2: `Sun Nov  6
+/// 08:49:37 1994`) form: the inverse of [`parse_http_date`].
+pub fn format_http_date(t: SystemTime, form: u8) -> String {
+    let s = secs(t).max(0);
+    let days = s.div_euclid(86_400);
+    let tod = s.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    // 1970-01-01 was a Thursday (index 3 from Monday).
+    let wd = (days + 3).rem_euclid(7) as usize;
+    let (h, mi, sec) = (tod / 3600, tod / 60 % 60, tod % 60);
+    let mon = MONTHS[m as usize - 1];
+    match form {
+        0 => format!(
+            "{}, {d:02} {mon} {y:04} {h:02}:{mi:02}:{sec:02} GMT",
+            DAYS[wd]
+        ),
+        1 => format!(
+            "{}, {d:02}-{mon}-{:02} {h:02}:{mi:02}:{sec:02} GMT",
+            LONG_DAYS[wd],
+            y.rem_euclid(100)
+        ),
+        _ => format!("{} {mon} {d:>2} {h:02}:{mi:02}:{sec:02} {y:04}", DAYS[wd]),
+    }
+}
+
+/// The three HTTP-date forms of RFC 9110 §5.6.7, by name for matrix files;
+/// `form as u8` is [`format_http_date`]'s form number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum DateForm {
+    /// `Sun, 06 Nov 1994 08:49:37 GMT` (the preferred form).
+    #[default]
+    ImfFixdate = 0,
+    /// `Sunday, 06-Nov-94 08:49:37 GMT` (obsolete, two-digit year).
+    Rfc850 = 1,
+    /// `Sun Nov  6 08:49:37 1994` (C's asctime).
+    Asctime = 2,
+}
+
+impl DateForm {
+    /// Every form by its name: `imf-fixdate`, `rfc850`, `asctime`.
+    pub const NAMES: [(&'static str, DateForm); 3] = [
+        ("imf-fixdate", DateForm::ImfFixdate),
+        ("rfc850", DateForm::Rfc850),
+        ("asctime", DateForm::Asctime),
+    ];
 }
 
 /// The virtual wall clock's default start: the RFC 9110 example date,
@@ -204,6 +261,43 @@ mod tests {
 
     fn now() -> SystemTime {
         default_wall_start()
+    }
+
+    #[test]
+    fn rfc850_two_digit_years_may_be_in_the_next_century() {
+        // Read in 1994 (the default wall clock), `23` is 2023: 29 years
+        // ahead is not "more than 50 years in the future".
+        let t = parse_http_date("Friday, 29-Sep-23 12:00:00 GMT", now()).unwrap();
+        assert_eq!(civil_from_days(secs(t).div_euclid(86_400)), (2023, 9, 29));
+        let wait = parse_retry_after("Friday, 29-Sep-23 12:00:00 GMT", now()).unwrap();
+        assert!(wait > Duration::from_secs(28 * 365 * 86_400), "{wait:?}");
+        for (name, form) in DateForm::NAMES {
+            let text = format_http_date(now(), form as u8);
+            assert_eq!(parse_http_date(&text, now()), Some(now()), "{name}: {text}");
+        }
+    }
+
+    #[test]
+    fn formatted_dates_parse_back() {
+        assert_eq!(format_http_date(now(), 0), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(format_http_date(now(), 1), "Sunday, 06-Nov-94 08:49:37 GMT");
+        assert_eq!(format_http_date(now(), 2), "Sun Nov  6 08:49:37 1994");
+        // Around a leap day, a century and the two-digit-year window.
+        for at in [now(), at(2024, 2, 29), at(2000, 1, 1), at(2070, 1, 1)] {
+            let base = at - Duration::from_secs(5);
+            for form in 0..3 {
+                let text = format_http_date(at, form);
+                assert_eq!(parse_http_date(&text, base), Some(at), "{text}");
+            }
+        }
+        assert_eq!(
+            format_http_date(at(2024, 2, 29), 0),
+            "Thu, 29 Feb 2024 00:00:00 GMT"
+        );
+    }
+
+    fn at(y: i64, m: u32, d: u32) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(days_from_civil(y, m, d) as u64 * 86_400)
     }
 
     #[test]
@@ -254,6 +348,14 @@ mod tests {
         assert_eq!(year("Monday, 30-Nov-26 00:00:10 GMT"), 2026);
         assert_eq!(year("Tuesday, 01-Jan-30 00:00:00 GMT"), 2030);
         assert_eq!(year("Saturday, 01-Jan-95 00:00:00 GMT"), 1995);
+        // The century turns over within the window.
+        let eve = at(1999, 12, 31);
+        let year_at = |v: &str, now| {
+            civil_from_days(secs(parse_http_date(v, now).unwrap()).div_euclid(86_400)).0
+        };
+        assert_eq!(year_at("Saturday, 01-Jan-00 00:00:00 GMT", eve), 2000);
+        assert_eq!(year_at("Friday, 01-Jan-49 00:00:00 GMT", eve), 2049);
+        assert_eq!(year_at("Thursday, 01-Jan-70 00:00:00 GMT", eve), 1970);
         assert_eq!(
             parse_retry_after("Monday, 30-Nov-26 00:00:10 GMT", now),
             Some(Duration::from_secs(10))

@@ -45,6 +45,33 @@ pub fn root_for(roots: &[PathBuf], dir: Option<&Path>) -> Option<PathBuf> {
         .or(Some(dir))
 }
 
+/// Checks that the matrix file at `path` stays inside its root after
+/// symlinks: the longest of `roots` that holds it as written, else its
+/// own folder. A matrix that is a symlink out of the tree is never read.
+/// A path that does not resolve passes (reading it says why it fails).
+pub fn matrix_file(roots: &[PathBuf], path: &Path) -> Result<(), String> {
+    let Ok(target) = std::fs::canonicalize(path) else {
+        return Ok(());
+    };
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let written = abs(path);
+    let claimed = roots
+        .iter()
+        .map(|r| abs(r))
+        .filter(|r| written.starts_with(r))
+        .max_by_key(|r| r.components().count());
+    let root = match claimed {
+        Some(r) => std::fs::canonicalize(r),
+        None => std::fs::canonicalize(written.parent().unwrap_or(Path::new("."))),
+    };
+    match root {
+        Ok(root) if target.starts_with(&root) => Ok(()),
+        _ => Err(
+            "it resolves outside the matrices' root (symlinks followed): a matrix is read only from inside its tree".into(),
+        ),
+    }
+}
+
 /// What kind of thing a file-system entry is, for messages.
 pub fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     let ft = meta.file_type();
@@ -156,6 +183,14 @@ pub fn resolve(root: &Path, dir: &Path, written: &str, want: Want) -> Result<Pat
 pub enum ReadError {
     /// It does not exist.
     Missing,
+    /// Not UTF-8: the first invalid byte, at this 1-based line and column
+    /// (in characters).
+    NotUtf8 {
+        /// Its line.
+        line: usize,
+        /// Its column.
+        col: usize,
+    },
     /// Anything else, as a sentence (`is a FIFO, not a regular file`).
     Other(String),
 }
@@ -164,6 +199,10 @@ impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ReadError::Missing => f.write_str("No such file or directory"),
+            ReadError::NotUtf8 { line, col } => write!(
+                f,
+                "it is not UTF-8 text (invalid byte at line {line}, column {col})"
+            ),
             ReadError::Other(s) => f.write_str(s),
         }
     }
@@ -204,16 +243,15 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, ReadError> {
     String::from_utf8(buf).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();
+        let start = bytes[..at]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |p| p + 1);
         let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
-        let col = at
-            - bytes[..at]
-                .iter()
-                .rposition(|b| *b == b'\n')
-                .map_or(0, |p| p + 1)
-            + 1;
-        ReadError::Other(format!(
-            "it is not UTF-8 text (invalid byte at line {line}, column {col})"
-        ))
+        // Everything before `at` is valid UTF-8: count characters.
+        let col =
+            std::str::from_utf8(&bytes[start..at]).map_or(at - start, |s| s.chars().count()) + 1;
+        ReadError::NotUtf8 { line, col }
     })
 }
 

@@ -58,6 +58,23 @@ impl Diagnostic {
 
     /// Renders with the source line and caret.
     pub fn render(&self, source: Option<&str>) -> String {
+        let line = source.and_then(|s| s.lines().nth(self.pos.line.saturating_sub(1)));
+        self.render_line(line)
+    }
+
+    /// Renders with the line of `lines` it points at: many diagnostics of
+    /// one file index its lines once instead of rescanning the text.
+    pub fn render_in(&self, lines: Option<&Lines<'_>>) -> String {
+        self.render_line(lines.and_then(|l| l.get(self.pos.line)))
+    }
+
+    fn render_line(&self, src_line: Option<&str>) -> String {
+        let out = self.render_raw(src_line);
+        // No message shows a URL's credentials.
+        crate::base::redact::url_credentials(&out).into_owned()
+    }
+
+    fn render_raw(&self, src_line: Option<&str>) -> String {
         let mut out = format!("error: {}\n", cut(&self.message, MAX_MESSAGE_CHARS));
         let line_no = self.pos.line.to_string();
         let pad = " ".repeat(line_no.len());
@@ -65,9 +82,9 @@ impl Diagnostic {
             "{pad}--> {}:{}:{}\n",
             self.file, self.pos.line, self.pos.col
         ));
-        let src_line = source.and_then(|s| s.lines().nth(self.pos.line.saturating_sub(1)));
         if let Some(line) = src_line {
-            let (line, col) = window(line, self.pos.col);
+            let line = visible(line);
+            let (line, col) = window(&line, self.pos.col);
             out.push_str(&format!("{pad} |\n{line_no} | {line}\n"));
             let caret_pad = " ".repeat(col.saturating_sub(1));
             out.push_str(&format!("{pad} | {caret_pad}^"));
@@ -83,6 +100,41 @@ impl Diagnostic {
             out.push_str(&format!("{pad} = help: {help}\n"));
         }
         out
+    }
+}
+
+/// Where each line of a text starts, found in one pass, so the n-th line
+/// is found at once (as `str::lines` numbers them, 1-based, without `\r`).
+#[derive(Debug, Clone)]
+pub struct Lines<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    /// Indexes `text`.
+    pub fn new(text: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1)
+                .filter(|i| *i < text.len()),
+        );
+        if text.is_empty() {
+            starts.clear();
+        }
+        Self { text, starts }
+    }
+
+    /// Line `n` (1-based), without its line break.
+    pub fn get(&self, n: usize) -> Option<&'a str> {
+        let start = *self.starts.get(n.checked_sub(1)?)?;
+        let end = self.starts.get(n).map_or(self.text.len(), |e| e - 1);
+        let line = &self.text[start..end];
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        Some(line.strip_suffix('\r').unwrap_or(line))
     }
 }
 
@@ -103,6 +155,24 @@ pub fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
             std::borrow::Cow::Owned(format!("{}… ({left} more characters)", &text[..at]))
         }
     }
+}
+
+/// `line` with control characters shown as their Unicode pictures (a tab
+/// as `␉`, NUL as `␀`): one character each, so the caret stays aligned,
+/// and nothing invisible or terminal-controlling is echoed.
+fn visible(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains(|c: char| c.is_control()) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    line.chars()
+        .map(|c| match c as u32 {
+            u @ 0..=0x1f => char::from_u32(0x2400 + u).unwrap_or('\u{FFFD}'),
+            0x7f => '\u{2421}',
+            _ if c.is_control() => '\u{FFFD}',
+            _ => c,
+        })
+        .collect::<String>()
+        .into()
 }
 
 /// A window of at most [`MAX_EXCERPT_CHARS`] characters of `line` around
@@ -155,11 +225,12 @@ pub enum LoadErrorKind {
 
 impl fmt::Display for FileErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let lines = self.source.as_deref().map(Lines::new);
         for (i, d) in self.diagnostics.iter().enumerate() {
             if i > 0 {
                 writeln!(f)?;
             }
-            f.write_str(&d.render(self.source.as_deref()))?;
+            f.write_str(&d.render_in(lines.as_ref()))?;
         }
         Ok(())
     }
@@ -258,10 +329,15 @@ pub fn split_hint(message: &str) -> (String, Option<String>) {
 /// Moves `pos` (the start of a line of source) to the first token of
 /// `message` written in backquotes, when that token appears on the line.
 pub fn token_pos(source: &str, pos: Pos, message: &str) -> Pos {
+    token_pos_in(source.lines().nth(pos.line.saturating_sub(1)), pos, message)
+}
+
+/// [`token_pos`] given the line `pos` is on.
+pub fn token_pos_in(line: Option<&str>, pos: Pos, message: &str) -> Pos {
     let Some(token) = message.split('`').nth(1).filter(|t| !t.is_empty()) else {
         return pos;
     };
-    let Some(line) = source.lines().nth(pos.line.saturating_sub(1)) else {
+    let Some(line) = line else {
         return pos;
     };
     let from = pos.col.saturating_sub(1).min(line.len());
@@ -296,6 +372,37 @@ mod tests {
         assert!(excerpt.chars().count() < 140, "{excerpt}");
         let col = caret.chars().position(|c| c == '^').unwrap();
         assert_eq!(excerpt.chars().nth(col), Some('X'), "{excerpt}\n{caret}");
+    }
+
+    #[test]
+    fn lines_are_numbered_as_str_lines_numbers_them() {
+        for text in ["", "a", "a\n", "a\r\nb", "a\n\nb\n", "\n", "x\ny\r\n"] {
+            let l = Lines::new(text);
+            let want: Vec<&str> = text.lines().collect();
+            let got: Vec<&str> = (1..=want.len() + 1).map_while(|n| l.get(n)).collect();
+            assert_eq!(got, want, "{text:?}");
+            assert_eq!(l.get(0), None);
+        }
+    }
+
+    #[test]
+    fn control_characters_in_an_excerpt_are_shown_as_pictures() {
+        let d = Diagnostic::new("m.yaml", Pos { line: 1, col: 4 }, "x");
+        let r = d.render(Some("a\tb\0c\u{1b}[31m"));
+        assert!(r.contains("1 | a␉b␀c␛[31m\n"), "{r}");
+        assert!(r.contains("  |    ^"), "{r}");
+    }
+
+    #[test]
+    fn urls_in_messages_and_excerpts_lose_their_credentials() {
+        let d = Diagnostic::new(
+            "m.yaml",
+            Pos { line: 1, col: 7 },
+            "bad `http://u:hunter2@h:1/`",
+        );
+        let r = d.render(Some("url: http://u:hunter2@h:1/"));
+        assert!(!r.contains("hunter2"), "{r}");
+        assert!(r.contains("bad `http://***@h:1/`"), "{r}");
     }
 
     #[test]

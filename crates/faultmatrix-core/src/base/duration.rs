@@ -10,7 +10,7 @@
 use std::fmt;
 use std::time::Duration;
 
-pub use faultmatrix_controller::duration::{format, parse};
+pub use faultmatrix_controller::duration::{format, parse, sub_millisecond};
 
 /// Rounds a real duration to the millisecond (trace text of real-time rows
 /// stays readable).

@@ -19,6 +19,111 @@
 //! 4. **Prefixed identifiers** (no regular expressions): a word starting with
 //!    a configured prefix (`org-`, `acct_`, `sk-`, `proj_` by default) keeps
 //!    its prefix and loses the rest: `org-AbC123` becomes `org-[scrubbed]`.
+//!
+//! A secret is caught in the forms an upstream echoes it in: as sent, in
+//! any letter case, base64-encoded (standard or URL-safe, padded or not),
+//! and partially masked (`sk-abc****wxyz`, `****wxyz`: a word whose
+//! unmasked ends are the secret's ends).
+//!
+//! Every message (diagnostics, row failures) also passes through
+//! [`url_credentials`]: `http://user:pass@host` is shown as
+//! `http://***@host`.
+
+use std::borrow::Cow;
+
+/// `text` with the user information of every URL in it replaced:
+/// `http://user:pass@host/x` becomes `http://***@host/x`. Text without
+/// `://` is returned as is.
+pub fn url_credentials(text: &str) -> Cow<'_, str> {
+    if !text.contains("://") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| {
+                matches!(
+                    c,
+                    '/' | '?'
+                        | '#'
+                        | '`'
+                        | '"'
+                        | '\''
+                        | '<'
+                        | '>'
+                        | '('
+                        | ')'
+                        | '['
+                        | ']'
+                        | ','
+                        | ';'
+                ) || c.is_whitespace()
+            })
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority.rfind('@') {
+            Some(at) => {
+                out.push_str("***");
+                out.push_str(&authority[at..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// Base64 of `bytes` (RFC 4648), standard or URL-safe alphabet, padded.
+fn base64(bytes: &[u8], url_safe: bool) -> String {
+    const STD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    let sym = |i: u32| {
+        let c = STD[(i & 63) as usize];
+        char::from(match c {
+            b'+' if url_safe => b'-',
+            b'/' if url_safe => b'_',
+            c => c,
+        })
+    };
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+        out.push(sym(n >> 18));
+        out.push(sym(n >> 12));
+        out.push(if chunk.len() > 1 { sym(n >> 6) } else { '=' });
+        out.push(if chunk.len() > 2 { sym(n) } else { '=' });
+    }
+    out
+}
+
+/// Characters that stand for hidden ones in a masked secret.
+fn is_mask(c: char) -> bool {
+    matches!(c, '*' | '•' | '…' | 'x' | 'X' | '.')
+}
+
+/// The forms of `secret` an upstream may echo, besides the secret itself:
+/// its base64 (both alphabets, with and without padding).
+fn encoded_forms(secret: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    for url_safe in [false, true] {
+        let padded = base64(secret.as_bytes(), url_safe);
+        let bare = padded.trim_end_matches('=').to_string();
+        // The unpadded form also matches inside a longer blob's prefix.
+        if padded != bare {
+            v.push(padded);
+        }
+        v.push(bare);
+    }
+    v.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    v.dedup();
+    v
+}
 
 /// What replaces a scrubbed value.
 pub const MARK: &str = "[scrubbed]";
@@ -136,13 +241,18 @@ impl Scrubber {
         }
     }
 
-    /// Free text: secrets and prefixed identifiers replaced.
+    /// Free text: secrets (as sent, in any case, base64-encoded, or
+    /// partially masked) and prefixed identifiers replaced.
     pub fn text(&self, s: &str) -> String {
         let mut out = s.to_string();
         for secret in &self.secrets {
-            if out.contains(secret.as_str()) {
-                out = out.replace(secret.as_str(), MARK);
+            out = replace_ignoring_case(&out, secret);
+            for form in encoded_forms(secret) {
+                if out.contains(form.as_str()) {
+                    out = out.replace(form.as_str(), MARK);
+                }
             }
+            out = masked(&out, secret);
         }
         self.prefixed(&out)
     }
@@ -237,9 +347,158 @@ impl Scrubber {
     }
 }
 
+/// `text` with every occurrence of `secret`, in any ASCII letter case,
+/// replaced by [`MARK`].
+fn replace_ignoring_case(text: &str, secret: &str) -> String {
+    let lower_text = text.to_ascii_lowercase();
+    let lower_secret = secret.to_ascii_lowercase();
+    if !lower_text.contains(&lower_secret) {
+        return text.to_string();
+    }
+    // ASCII lowercasing keeps byte offsets, so matches index `text` too.
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (at, m) in lower_text.match_indices(&lower_secret) {
+        if at < last {
+            continue;
+        }
+        out.push_str(&text[last..at]);
+        out.push_str(MARK);
+        last = at + m.len();
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// `text` with partially masked forms of `secret` replaced: a word made of
+/// a start of the secret, at least three mask characters, and an end of
+/// the secret (`sk-ab****wxyz`, `****wxyz`, `sk-ab...`), with at least
+/// four of the secret's characters showing.
+fn masked(text: &str, secret: &str) -> String {
+    if secret.chars().count() < 8 || !text.contains(is_mask) {
+        return text.to_string();
+    }
+    let word = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '*' | '•' | '…' | '.');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(word) {
+        out.push_str(&rest[..start]);
+        let len = rest[start..]
+            .find(|c: char| !word(c))
+            .unwrap_or(rest.len() - start);
+        let w = &rest[start..start + len];
+        // A sentence's full stop is not part of the word.
+        let bare = w.strip_suffix('.').unwrap_or(w);
+        if bare.len() < w.len() && is_masked_form(bare, secret) {
+            out.push_str(MARK);
+            out.push_str(&w[bare.len()..]);
+        } else if is_masked_form(w, secret) {
+            out.push_str(MARK);
+        } else {
+            out.push_str(w);
+        }
+        rest = &rest[start + len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn is_masked_form(word: &str, secret: &str) -> bool {
+    // The longest run of mask characters splits the word in two ends.
+    let chars: Vec<char> = word.chars().collect();
+    let mut best = (0, 0);
+    let mut i = 0;
+    while i < chars.len() {
+        if is_mask(chars[i]) {
+            let j = chars[i..]
+                .iter()
+                .position(|c| !is_mask(*c))
+                .map_or(chars.len(), |p| i + p);
+            if j - i > best.1 - best.0 {
+                best = (i, j);
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    if best.1 - best.0 < 3 {
+        return false;
+    }
+    let head: String = chars[..best.0].iter().collect();
+    let tail: String = chars[best.1..].iter().collect();
+    head.chars().count() + tail.chars().count() >= 4
+        && head.len() + tail.len() < secret.len()
+        && secret.starts_with(head.as_str())
+        && secret.ends_with(tail.as_str())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_in_urls_are_removed_from_messages() {
+        assert_eq!(
+            url_credentials(
+                "upstream `http://user:pa55@127.0.0.1:8080/v1` refused; see https://a:b@x.test?q"
+            ),
+            "upstream `http://***@127.0.0.1:8080/v1` refused; see https://***@x.test?q"
+        );
+        assert_eq!(url_credentials("http://host/a@b"), "http://host/a@b");
+        assert_eq!(url_credentials("no url here"), "no url here");
+    }
+
+    #[test]
+    fn base64_follows_rfc_4648() {
+        for (plain, enc) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes(), false), enc);
+        }
+        assert_eq!(base64(&[0xfb, 0xff], false), "+/8=");
+        assert_eq!(base64(&[0xfb, 0xff], true), "-_8=");
+    }
+
+    #[test]
+    fn secrets_are_caught_in_any_case_encoded_and_partially_masked() {
+        let key = "sk-live-Abc123XyZ789qrs";
+        let mut s = Scrubber::default();
+        s.secret(key);
+        for echoed in [
+            key.to_uppercase(),
+            key.to_lowercase(),
+            base64(key.as_bytes(), false),
+            base64(key.as_bytes(), false)
+                .trim_end_matches('=')
+                .to_string(),
+            base64(key.as_bytes(), true),
+            "sk-live-Ab**************9qrs".to_string(),
+            "****************************9qrs".to_string(),
+            "sk-live-Abc1***".to_string(),
+            "sk-l•••••••••••••••qrs".to_string(),
+        ] {
+            let out = s.text(&format!("Incorrect API key provided: {echoed}. See docs."));
+            assert_eq!(
+                out, "Incorrect API key provided: [scrubbed]. See docs.",
+                "{echoed}"
+            );
+        }
+        assert_eq!(
+            s.text("key sk-live-Abc1... (truncated)"),
+            "key [scrubbed] (truncated)"
+        );
+        // Masks that are not this secret's ends stay.
+        let out = s.text("key ****abcd and sk-live-Zzz*****0000 and 2025-01-01T00:00...");
+        assert_eq!(
+            out,
+            "key ****abcd and sk-[scrubbed]*****0000 and 2025-01-01T00:00..."
+        );
+    }
 
     #[test]
     fn credential_headers_keep_their_name_and_lose_their_value() {

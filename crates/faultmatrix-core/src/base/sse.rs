@@ -16,12 +16,19 @@ pub fn parse(text: &str) -> (Vec<SseItem>, bool) {
     let mut pending = false;
     let mut rest = text;
     while !rest.is_empty() {
-        let (line, next, complete) = match rest.find('\n') {
-            Some(i) => (&rest[..i], &rest[i + 1..], true),
+        // A line ends with CRLF, LF or CR (the WHATWG event-stream grammar).
+        let (line, next, complete) = match rest.find(['\r', '\n']) {
+            Some(i) => {
+                let end = if rest[i..].starts_with("\r\n") {
+                    i + 2
+                } else {
+                    i + 1
+                };
+                (&rest[..i], &rest[end..], true)
+            }
             None => (rest, "", false),
         };
         rest = next;
-        let line = line.strip_suffix('\r').unwrap_or(line);
         if !complete {
             // A line cut off by the end of the connection.
             pending = true;
@@ -71,7 +78,7 @@ pub fn parse(text: &str) -> (Vec<SseItem>, bool) {
 /// followed by a blank line.
 pub fn item_text(item: &SseItem) -> String {
     match item {
-        SseItem::Comment(c) => format!(": {}\n\n", c.replace('\n', " ")),
+        SseItem::Comment(c) => format!(": {}\n\n", c.replace(['\r', '\n'], " ")),
         SseItem::Event { event, data, id } => {
             let mut s = String::new();
             if let Some(e) = event {
@@ -134,6 +141,17 @@ mod tests {
         assert!(broke);
         let (_, broke) = parse("data: one\n\ndata: two\n");
         assert!(broke);
+    }
+
+    #[test]
+    fn a_line_ends_with_crlf_lf_or_cr() {
+        // A CR alone ends a line too: `: x\r\r\n` is a comment `x`, an
+        // empty line, and nothing else (it was a comment `x\r`, which
+        // changed when written and read again).
+        let (items, broke) = parse(": x\r\r\ndata: a\rdata: b\r\r");
+        assert_eq!(items, vec![SseItem::Comment("x".into()), ev("a\nb")],);
+        assert!(!broke);
+        assert_eq!(parse(&write(&items)), (items, false));
     }
 
     #[test]

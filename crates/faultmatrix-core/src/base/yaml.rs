@@ -65,6 +65,25 @@ pub fn path_text(path: &[Seg]) -> String {
     out
 }
 
+/// Reads `rows[2].inject.A` back into a path (the inverse of
+/// [`path_text`] for keys without `.` or `[`).
+pub fn parse_path_text(text: &str) -> Vec<Seg> {
+    let mut out = Vec::new();
+    for part in text.split('.').filter(|p| !p.is_empty()) {
+        let (name, mut rest) = part.split_once('[').map_or((part, ""), |(n, r)| (n, r));
+        if !name.is_empty() {
+            out.push(Seg::Key(name.to_string()));
+        }
+        while let Some((i, after)) = rest.split_once(']') {
+            if let Ok(i) = i.parse() {
+                out.push(Seg::Index(i));
+            }
+            rest = after.strip_prefix('[').unwrap_or(after);
+        }
+    }
+    out
+}
+
 /// Drops ` at line N column M` (the position is shown separately), wherever
 /// the library put it in the message.
 fn strip_location(msg: String) -> String {
@@ -103,21 +122,69 @@ fn from_serde_yaml(err: serde_yaml::Error) -> YamlError {
 }
 
 mod fast;
+pub mod one_row;
+mod precheck;
+
+pub use precheck::MAX_DEPTH;
+
+/// What to write under the caret of a syntax error: the pre-check's own
+/// label for its messages, else a hint about indentation and brackets.
+pub fn syntax_label(e: &YamlError) -> &'static str {
+    precheck::label(&e.message)
+        .unwrap_or("the YAML syntax breaks here (check the indentation and brackets)")
+}
+
+/// A byte-order mark opening a file (YAML allows one there; libyaml reads
+/// it as a second document).
+const BOM: char = '\u{FEFF}';
+
+/// `text` without its opening byte-order mark, and whether it had one
+/// (positions on line 1 then move right by one column).
+fn strip_bom(text: &str) -> (&str, bool) {
+    match text.strip_prefix(BOM) {
+        Some(rest) => (rest, true),
+        None => (text, false),
+    }
+}
+
+/// Moves a position found in text stripped of its byte-order mark back to
+/// where it is in the file.
+fn unstrip(pos: Pos, bom: bool) -> Pos {
+    if bom && pos.line == 1 {
+        Pos {
+            line: 1,
+            col: pos.col + 1,
+        }
+    } else {
+        pos
+    }
+}
 
 /// Parses text straight into a serde shape (the fast path): the fast front
 /// end first, serde_yaml when the text is outside its subset or does not
-/// fit `T` (the error, with its position, is always serde_yaml's).
+/// fit `T` (the error, with its position, is always serde_yaml's, unless
+/// the linear pre-check refuses the text first: too deep, or characters
+/// YAML does not allow).
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
-    match fast::from_str(text) {
+    let (body, _) = strip_bom(text);
+    match fast::from_str(body) {
         Some(t) => Ok(t),
         None => from_str_reference(text),
     }
 }
 
-/// Parses text with serde_yaml alone: the reference the fast front end is
-/// tested and benchmarked against.
+/// Parses text with serde_yaml alone (after the pre-check): the reference
+/// the fast front end is tested and benchmarked against.
 pub fn from_str_reference<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
-    serde_yaml::from_str(text).map_err(from_serde_yaml)
+    let (body, bom) = strip_bom(text);
+    let located = |mut e: YamlError| {
+        e.pos = e.pos.map(|p| unstrip(p, bom));
+        e
+    };
+    precheck::check(body).map_err(located)?;
+    serde_yaml::from_str(body)
+        .map_err(from_serde_yaml)
+        .map_err(located)
 }
 
 /// Parses text into an untyped value (only syntax errors fail here).
@@ -166,15 +233,35 @@ pub fn to_json(value: &Value) -> Result<serde_json::Value, String> {
 pub struct Positions {
     values: HashMap<Vec<Seg>, Pos>,
     keys: HashMap<Vec<Seg>, Pos>,
+    /// The second occurrence of a key written twice in one mapping.
+    duplicates: HashMap<Vec<Seg>, Pos>,
 }
 
 impl Positions {
     /// Indexes a document. Text that does not parse gives an empty index.
     pub fn index(text: &str) -> Self {
+        let (body, bom) = strip_bom(text);
         let mut rx = Indexer::default();
-        let mut parser = Parser::new_from_str(text);
+        if precheck::check(body).is_err() {
+            return rx.out;
+        }
+        let mut parser = Parser::new_from_str(body);
         let _ = parser.load(&mut rx, false);
+        if bom {
+            for pos in rx.out.values.values_mut().chain(rx.out.keys.values_mut()) {
+                *pos = unstrip(*pos, true);
+            }
+            for pos in rx.out.duplicates.values_mut() {
+                *pos = unstrip(*pos, true);
+            }
+        }
         rx.out
+    }
+
+    /// Where the key that names `path` is written a second time in its
+    /// mapping, if it is.
+    pub fn duplicate(&self, path: &[Seg]) -> Option<Pos> {
+        self.duplicates.get(path).copied()
     }
 
     /// Position of the value at `path`, or of its nearest indexed ancestor.
@@ -238,7 +325,14 @@ impl Indexer {
                 *key = Some(name.clone());
                 let mut p = self.path.clone();
                 p.push(Seg::Key(name));
-                self.out.keys.insert(p, pos);
+                match self.out.keys.entry(p) {
+                    std::collections::hash_map::Entry::Occupied(e) => {
+                        self.out.duplicates.entry(e.key().clone()).or_insert(pos);
+                    }
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(pos);
+                    }
+                }
                 true
             }
             Some(Frame::Map { key }) => {

@@ -1,7 +1,7 @@
 //! Collecting the diagnostics of one file: every error with its position
 //! (indexed only when an error needs it), rendered like a compiler's.
 
-use crate::base::diag::{did_you_mean, Diagnostic, FileErrors, LoadErrorKind};
+use crate::base::diag::{did_you_mean, Diagnostic, FileErrors, Lines, LoadErrorKind};
 use crate::base::yaml::{self, Pos, Positions, Seg, YamlError};
 
 /// Collects diagnostics for one file; indexes positions only when needed.
@@ -9,12 +9,17 @@ pub(crate) struct Ctx<'a> {
     pub(crate) file: &'a str,
     pub(crate) source: &'a str,
     positions: Option<Positions>,
+    /// The source's line starts, indexed on the first need.
+    lines: Option<Lines<'a>>,
     pub(crate) diags: Vec<Diagnostic>,
     /// Whether the YAML itself did not parse.
     syntax: bool,
     /// Whether a row that asserts nothing loads as pending (bless writes
     /// its expectations) instead of being an error.
     pub(crate) pending_ok: bool,
+    /// Each row's name, when it has one: messages say ``row `NAME` ``
+    /// rather than `rows[3]`.
+    pub(crate) row_names: Vec<Option<String>>,
 }
 
 pub(crate) fn key(s: &str) -> Seg {
@@ -33,9 +38,11 @@ impl<'a> Ctx<'a> {
             file,
             source,
             positions: None,
+            lines: None,
             diags: Vec::new(),
             syntax: false,
             pending_ok: false,
+            row_names: Vec::new(),
         }
     }
 
@@ -66,6 +73,22 @@ impl<'a> Ctx<'a> {
         let source = self.source;
         self.positions
             .get_or_insert_with(|| Positions::index(source))
+    }
+
+    /// Line `n` (1-based) of the source, from an index built once.
+    pub(crate) fn line(&mut self, n: usize) -> Option<&'a str> {
+        let source = self.source;
+        self.lines.get_or_insert_with(|| Lines::new(source)).get(n)
+    }
+
+    /// The source's positions and lines, each indexed once.
+    pub(crate) fn indexed(&mut self) -> (&Positions, &Lines<'a>) {
+        let source = self.source;
+        let positions = self
+            .positions
+            .get_or_insert_with(|| Positions::index(source));
+        let lines = self.lines.get_or_insert_with(|| Lines::new(source));
+        (positions, lines)
     }
 
     pub(crate) fn pos(&mut self, path: &[Seg]) -> Pos {
@@ -123,7 +146,7 @@ impl<'a> Ctx<'a> {
                 } else {
                     "value"
                 };
-                let place = describe(&parent);
+                let place = self.describe(&parent);
                 let label = (!expected.is_empty())
                     .then(|| format!("expected one of: {}", expected.join(", ")));
                 let help = did_you_mean(&word, expected.iter().map(String::as_str));
@@ -144,7 +167,7 @@ impl<'a> Ctx<'a> {
             let place = if e.path.is_empty() {
                 "the file".to_string()
             } else {
-                format!("`{}`", yaml::path_text(&e.path))
+                self.place(&e.path)
             };
             self.error_at(
                 pos,
@@ -161,7 +184,7 @@ impl<'a> Ctx<'a> {
         let msg = if e.path.is_empty() {
             e.message
         } else {
-            format!("`{}`: {}", yaml::path_text(&e.path), e.message)
+            format!("{}: {}", self.place(&e.path), e.message)
         };
         self.error_at(pos, msg, None, None);
     }
@@ -170,19 +193,71 @@ impl<'a> Ctx<'a> {
 /// A YAML syntax error: what the parser said, at its position.
 pub(crate) fn syntax_error(cx: &mut Ctx<'_>, e: YamlError) {
     cx.syntax = true;
+    if let Some((mut path, name)) = duplicate_key(&e.message) {
+        path.push(key(&name));
+        if let Some(second) = cx.positions().duplicate(&path) {
+            let first = cx.key_pos(&path).line;
+            path.pop();
+            let place = if path.is_empty() {
+                "the file".to_string()
+            } else {
+                format!("`{}`", yaml::path_text(&path))
+            };
+            cx.error_at(
+                second,
+                format!("duplicate key `{name}` in {place}: a key is written once per mapping (first on line {first})"),
+                Some("written a second time here".into()),
+                None,
+            );
+            return;
+        }
+    }
     let pos = e.pos.unwrap_or(Pos { line: 1, col: 1 });
+    let label = yaml::syntax_label(&e).to_string();
     cx.error_at(
         pos,
         format!("invalid YAML: {}", e.message),
-        Some("the YAML syntax breaks here (check the indentation and brackets)".into()),
+        Some(label),
         None,
     );
 }
 
-pub(crate) fn describe(path: &[Seg]) -> String {
-    if path.is_empty() {
-        String::new()
-    } else {
-        format!(" in `{}`", yaml::path_text(path))
+/// The path and key of serde_yaml's `rows[0]: duplicate entry with key
+/// "inject"`.
+fn duplicate_key(message: &str) -> Option<(Vec<Seg>, String)> {
+    const MARK: &str = "duplicate entry with key \"";
+    let at = message.find(MARK)?;
+    let path = message[..at].strip_suffix(": ").unwrap_or("");
+    let name = message[at + MARK.len()..].strip_suffix('"')?;
+    Some((yaml::parse_path_text(path), name.to_string()))
+}
+
+impl Ctx<'_> {
+    /// ` in <place>` (see [`Ctx::place`]), or nothing for the file itself.
+    pub(crate) fn describe(&self, path: &[Seg]) -> String {
+        if path.is_empty() {
+            String::new()
+        } else {
+            format!(" in {}", self.place(path))
+        }
+    }
+
+    /// A path as a message names it: ``row `NAME` `` for a named row,
+    /// ``` `expect.trace` of row `NAME` ``` below it, else `` `rows[3]` ``
+    /// and `` `policy.routes` ``.
+    pub(crate) fn place(&self, path: &[Seg]) -> String {
+        if let [Seg::Key(k), Seg::Index(i), rest @ ..] = path {
+            if k == "rows" {
+                if let Some(Some(name)) = self.row_names.get(*i) {
+                    let row = format!("row `{}`", crate::base::label::escape(name));
+                    return if rest.is_empty() {
+                        row
+                    } else {
+                        format!("`{}` of {row}", yaml::path_text(rest))
+                    };
+                }
+            }
+        }
+        format!("`{}`", yaml::path_text(path))
     }
 }

@@ -119,6 +119,23 @@ pub(crate) fn fault_entry(word: &str) -> Option<Entry> {
     })
 }
 
+/// A status written as a YAML number: a whole number from 100 to 599, or
+/// an error quoting what was written (`2.5`, `-1`, `4294967295`).
+fn check_status_number(cx: &mut Ctx<'_>, path: &[Seg], n: &serde_yaml::Number) -> Option<u16> {
+    match n.as_i64() {
+        Some(i) => check_status(cx, path, i),
+        None => {
+            cx.error(
+                path,
+                format!(
+                    "status {n} is not an HTTP status: expected a whole number from 100 to 599"
+                ),
+            );
+            None
+        }
+    }
+}
+
 pub(crate) fn check_status(cx: &mut Ctx<'_>, path: &[Seg], n: i64) -> Option<u16> {
     if (100..=599).contains(&n) {
         Some(n as u16)
@@ -138,10 +155,7 @@ pub(crate) fn entry(
     registry: &Registry,
 ) -> Option<Entry> {
     match v {
-        Value::Number(n) => {
-            let n = n.as_i64().unwrap_or(-1);
-            check_status(cx, path, n).map(status_entry)
-        }
+        Value::Number(n) => check_status_number(cx, path, n).map(status_entry),
         Value::String(s) => {
             if let Some(e) = fault_entry(s) {
                 return Some(e);
@@ -173,6 +187,30 @@ pub(crate) fn entry(
             None
         }
         Value::Mapping(_) => {
+            // A status that is not one is said as such, not as a missing
+            // `status`, `fault` or `code`.
+            let at = child(path, key("status"));
+            match v.get("status") {
+                Some(Value::Number(n)) if check_status_number(cx, &at, n).is_none() => return None,
+                Some(
+                    other @ (Value::String(_)
+                    | Value::Bool(_)
+                    | Value::Sequence(_)
+                    | Value::Mapping(_)),
+                ) => {
+                    let shown = match other {
+                        Value::String(s) => format!("`{}`", crate::base::label::escape(s)),
+                        Value::Bool(b) => format!("`{b}`"),
+                        _ => "a list or mapping".to_string(),
+                    };
+                    cx.error(
+                        &at,
+                        format!("status {shown} is not an HTTP status: expected a whole number from 100 to 599"),
+                    );
+                    return None;
+                }
+                _ => {}
+            }
             let raw: RawEntry = {
                 let (raw, errors) = super::recover::from_value_all(v, path);
                 for e in errors {
@@ -256,6 +294,9 @@ pub(crate) fn entry_from_raw(
         return None;
     }
     let latency = raw.latency.map_or(Duration::ZERO, |d| d.0);
+    if let Some(why) = crate::base::duration::sub_millisecond(latency) {
+        cx.error(&child(path, key("latency")), format!("`latency`: {why}"));
+    }
     let committed = raw.committed.unwrap_or(false);
     if let Some(code) = &raw.code {
         let Some(def) = registry.get(code) else {
@@ -288,13 +329,17 @@ pub(crate) fn entry_from_raw(
                 format!("a `{f}` fault has no response: drop `headers`, `body` and `stream`"),
             );
         }
-        let Some(mut e) = fault_entry(f).filter(|_| f != "ok") else {
+        let Some(mut e) = fault_entry(f).filter(|_| super::raw::FAULTS.contains(&f.as_str()))
+        else {
             let pos = cx.pos(&child(path, key("fault")));
             cx.error_at(
                 pos,
                 format!("unknown fault `{f}`"),
-                Some("expected one of: timeout, reset, refused, malformed, truncated".into()),
-                did_you_mean(f, ["timeout", "reset", "refused", "malformed", "truncated"]),
+                Some(format!(
+                    "expected one of: {}",
+                    super::raw::FAULTS.join(", ")
+                )),
+                did_you_mean(f, super::raw::FAULTS.iter().copied()),
             );
             return None;
         };
@@ -308,6 +353,7 @@ pub(crate) fn entry_from_raw(
         raw.status.expect("checked") as i64,
     )?;
     let mut headers = Vec::new();
+    let mut dates = Vec::new();
     if let Some(h) = &raw.headers {
         for (k, v) in h {
             let name = k.as_str().map(str::to_string);
@@ -315,6 +361,15 @@ pub(crate) fn entry_from_raw(
                 Value::String(s) => Some(s.clone()),
                 Value::Number(n) => Some(n.to_string()),
                 Value::Bool(b) => Some(b.to_string()),
+                // `{ http-date: now+20s }`: rendered when the answer is sent.
+                Value::Mapping(_) if name.is_some() => {
+                    let at = child(
+                        &child(path, key("headers")),
+                        key(name.as_deref().unwrap_or("")),
+                    );
+                    dates.extend(super::header_date::parse(cx, v, &at, headers.len()));
+                    Some(String::new())
+                }
                 _ => None,
             };
             match (name, value) {
@@ -397,6 +452,7 @@ pub(crate) fn entry_from_raw(
             headers,
             body,
             stream,
+            dates,
         }),
         latency,
         repeat: Repeat::Times(1),

@@ -3,7 +3,7 @@
 
 use super::ctx::{child, key, Ctx};
 use super::raw::RawExpect;
-use crate::base::diag::did_you_mean;
+use crate::base::diag::{did_you_mean, Lines};
 use crate::base::duration::DurationSpec;
 use crate::base::yaml::{Pos, Positions, Seg, Value};
 use crate::model::registry::Registry;
@@ -12,26 +12,34 @@ use crate::model::{Expect, ExpectedError, ExpectedEscalation, STOP_REASONS};
 /// Position of the `i`-th line of an expected trace (a list item, or a line
 /// of a block string).
 pub fn trace_item_pos(positions: &Positions, source: &str, path: &[Seg], i: usize) -> Pos {
+    trace_item_pos_in(positions, &Lines::new(source), path, i)
+}
+
+/// [`trace_item_pos`] with the source's lines indexed once.
+pub(crate) fn trace_item_pos_in(
+    positions: &Positions,
+    lines: &Lines<'_>,
+    path: &[Seg],
+    i: usize,
+) -> Pos {
     let item = child(path, Seg::Index(i));
     let item_pos = positions.value(&item);
     let node_pos = positions.value(path);
     if item_pos != node_pos {
         return item_pos;
     }
-    let src_lines: Vec<&str> = source.lines().collect();
     // A block scalar's position is its first content line; an inline
     // string's is its own line.
-    let mut n = node_pos.line.saturating_sub(1);
+    let mut n = node_pos.line.max(1);
     let mut seen = 0;
-    while n < src_lines.len() {
-        let l = src_lines[n];
+    while let Some(l) = lines.get(n) {
         n += 1;
         if l.trim().is_empty() {
             continue;
         }
         if seen == i {
             let col = l.len() - l.trim_start().len() + 1;
-            return Pos { line: n, col };
+            return Pos { line: n - 1, col };
         }
         seen += 1;
     }
@@ -82,11 +90,14 @@ pub(crate) fn validate_expect(
                     if let Some(code) = &l.code {
                         if registry.get(code).is_none() && !is_http_code(code) {
                             let pos = {
-                                let source = cx.source;
-                                trace_item_pos(cx.positions(), source, &trace_path, i)
+                                let (p, l) = cx.indexed();
+                                trace_item_pos_in(p, l, &trace_path, i)
                             };
-                            let pos =
-                                crate::base::diag::token_pos(cx.source, pos, &format!("`{code}`"));
+                            let pos = crate::base::diag::token_pos_in(
+                                cx.line(pos.line),
+                                pos,
+                                &format!("`{code}`"),
+                            );
                             cx.error_at(
                                 pos,
                                 format!(
@@ -105,11 +116,26 @@ pub(crate) fn validate_expect(
                 }
                 Err(msg) => {
                     let pos = {
-                        let source = cx.source;
-                        trace_item_pos(cx.positions(), source, &trace_path, i)
+                        let (p, l) = cx.indexed();
+                        trace_item_pos_in(p, l, &trace_path, i)
                     };
                     let (msg, help) = crate::base::diag::split_hint(&msg);
-                    let pos = crate::base::diag::token_pos(cx.source, pos, &msg);
+                    let line = cx.line(pos.line);
+                    // A tab is shown where it is, not at the word before it.
+                    let control = line
+                        .filter(|_| text.contains(|c: char| c.is_control()))
+                        .and_then(|l| {
+                            let from = l.char_indices().nth(pos.col.saturating_sub(1))?.0;
+                            let at = l[from..].find(|c: char| c.is_control())?;
+                            Some(l[..from + at].chars().count() + 1)
+                        });
+                    let pos = match control {
+                        Some(col) => Pos {
+                            line: pos.line,
+                            col,
+                        },
+                        None => crate::base::diag::token_pos_in(line, pos, &msg),
+                    };
                     cx.error_at(pos, format!("bad trace line: {msg}"), None, help);
                 }
             }

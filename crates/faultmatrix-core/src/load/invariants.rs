@@ -12,8 +12,10 @@
 //! A team's own rule is a map with `name`, `meaning` and one of
 //! `max_calls` (with an optional `route`), `max_elapsed`, `never_after`.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 
 use crate::base::diag::{did_you_mean, Diagnostic, FileErrors, LoadErrorKind};
@@ -27,58 +29,162 @@ pub fn is_invariants(text: &str) -> bool {
     top("invariants:") && !top("rows:")
 }
 
-#[derive(Deserialize)]
+/// What explore generates (`generate:`).
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RawGenerate {
+pub struct RawGenerate {
+    /// Most answers scripted per route (1 to 64; default 5); the last answers every further call.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 64))]
     calls: Option<u32>,
+    /// Most explicit jitter draws (at most 64; default 4).
     #[serde(default)]
+    #[schemars(range(max = 64))]
     draws: Option<u32>,
+    /// How often each kind of answer is drawn, relative to the others.
     #[serde(default)]
     weights: Option<RawWeights>,
+    /// The bare statuses drawn (100 to 599, at least one).
     #[serde(default)]
+    #[schemars(length(min = 1), inner(range(min = 100, max = 599)))]
     statuses: Option<Vec<u16>>,
+    /// Probability that a case sets its own deadline (0 to 1; default 0.3).
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
     deadline: Option<f64>,
+    /// Probability that the request is a create (0 to 1; default 0.25).
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
     create: Option<f64>,
+    /// Probability that the request carries an idempotency key (0 to 1; default 0.5).
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
     key: Option<f64>,
+    /// Probability that the request is streamed (0 to 1; default 0.25).
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
     stream: Option<f64>,
+    /// Probability that a case starts the virtual wall clock somewhere other than the default (0 to 1; default 0.5).
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    wall: Option<f64>,
+    /// The runaway guard of each case: most calls (1 to 10000; default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 10000))]
     max_calls: Option<u32>,
 }
 
-#[derive(Deserialize)]
+/// Relative weights of the kinds of answer (default ok 3, status 2, code 4, mixed 1, retry-after 3, the rest 1, stream 2); at least one above 0.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct RawWeights {
+pub struct RawWeights {
+    /// `200 {"ok":true}`.
     ok: Option<u32>,
+    /// A bare status from `statuses`.
     status: Option<u32>,
+    /// A registry code's fixture.
     code: Option<u32>,
+    /// A status with another code's error body.
     mixed: Option<u32>,
+    /// A 429 or 503 with `Retry-After` or `retry-after-ms` (delay-seconds, HTTP-dates, malformed).
     retry_after: Option<u32>,
+    /// An upstream that never answers.
     timeout: Option<u32>,
+    /// A connection reset.
     reset: Option<u32>,
+    /// An answer that is not HTTP.
     malformed: Option<u32>,
+    /// A body cut short.
     truncated: Option<u32>,
+    /// A 200 stream that ends or breaks, before or after output.
     stream: Option<u32>,
+    /// An answer delayed around the attempt timeout.
     slow: Option<u32>,
 }
 
-#[derive(Deserialize)]
+/// A team's own rule: a name, a meaning and exactly one of `max_calls` (with an optional `route`), `max_elapsed`, `never_after`.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RawRule {
+#[schemars(extend("oneOf" = [
+    { "required": ["max_calls"] },
+    { "required": ["max_elapsed"] },
+    { "required": ["never_after"] }
+]))]
+pub struct RawRule {
+    /// The rule's name (not a built-in invariant's), shown when it breaks.
     name: String,
+    /// One line: what must hold.
     meaning: String,
+    /// At most this many calls (on `route`, or in all).
     #[serde(default)]
     max_calls: Option<u32>,
+    /// The route `max_calls` counts (every route when absent).
     #[serde(default)]
     route: Option<String>,
+    /// The system returns within this much virtual time.
     #[serde(default)]
     max_elapsed: Option<Dur>,
+    /// Nothing is called after an answer classified as this registry code.
     #[serde(default)]
     never_after: Option<String>,
+}
+
+/// A built-in invariant's name, each with its meaning.
+pub struct BuiltinNameSchema;
+
+impl JsonSchema for BuiltinNameSchema {
+    fn schema_name() -> Cow<'static, str> {
+        "BuiltinInvariant".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<serde_json::Value> = Builtin::ALL
+            .into_iter()
+            .map(|b| serde_json::json!({ "const": b.name(), "description": b.meaning() }))
+            .collect();
+        json_schema!({
+            "description": "A built-in invariant (docs/explore.md).",
+            "oneOf": names
+        })
+    }
+}
+
+/// `invariants:`: `all`, or a list of built-in names and own rules.
+pub struct InvariantListSchema;
+
+impl JsonSchema for InvariantListSchema {
+    fn schema_name() -> Cow<'static, str> {
+        "Invariants".into()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        let name = g.subschema_for::<BuiltinNameSchema>();
+        let rule = g.subschema_for::<RawRule>();
+        json_schema!({
+            "description": "`all` (every built-in invariant), or a list of built-in names and own rules.",
+            "anyOf": [
+                { "const": "all" },
+                { "type": "array", "items": { "anyOf": [name, rule] } }
+            ]
+        })
+    }
+}
+
+// The loader reads the same keys from the YAML tree, with positions
+// (`load_invariants`); this shape only gives the JSON Schema.
+/// An explore invariants file (`<matrix>.invariants.yaml`, docs/explore.md):
+/// which invariants `faultmatrix explore` checks and what it generates.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct RawInvariantsFile {
+    /// Which invariants explore checks.
+    #[schemars(with = "InvariantListSchema")]
+    invariants: (),
+    /// Invariants left out (names among `invariants`).
+    #[serde(default)]
+    except: Option<Vec<String>>,
+    /// What explore generates.
+    #[serde(default)]
+    generate: Option<RawGenerate>,
 }
 
 struct Cx<'a> {
@@ -355,6 +461,7 @@ fn generate(cx: &mut Cx<'_>, v: &Value) -> Option<Generate> {
         ("create", raw.create, &mut g.create),
         ("key", raw.key, &mut g.key),
         ("stream", raw.stream, &mut g.stream),
+        ("wall", raw.wall, &mut g.wall),
     ] {
         if let Some(p) = value {
             if !(0.0..=1.0).contains(&p) {

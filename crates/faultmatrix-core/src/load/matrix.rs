@@ -69,18 +69,26 @@ impl Loader {
     /// Loads and validates one matrix file. `display` is the name shown in
     /// messages and test ids.
     pub fn load_file(&self, path: &Path, display: &str) -> Result<Matrix, FileErrors> {
-        match crate::base::confine::read_text(path, crate::base::confine::MAX_FILE_BYTES) {
+        let unreadable = |pos: Pos, why: String| FileErrors {
+            kind: LoadErrorKind::Unreadable,
+            file: display.to_string(),
+            source: None,
+            diagnostics: vec![Diagnostic::new(
+                display,
+                pos,
+                format!("cannot read the file: {why}"),
+            )],
+        };
+        let start = Pos { line: 1, col: 1 };
+        if let Err(why) = confine::matrix_file(&self.roots, path) {
+            return Err(unreadable(start, why));
+        }
+        match confine::read_text(path, confine::MAX_FILE_BYTES) {
             Ok(text) => self.load_text_at(display, &text, path),
-            Err(e) => Err(FileErrors {
-                kind: LoadErrorKind::Unreadable,
-                file: display.to_string(),
-                source: None,
-                diagnostics: vec![Diagnostic::new(
-                    display,
-                    Pos { line: 1, col: 1 },
-                    format!("cannot read the file: {e}"),
-                )],
-            }),
+            Err(e @ confine::ReadError::NotUtf8 { line, col }) => {
+                Err(unreadable(Pos { line, col }, e.to_string()))
+            }
+            Err(e) => Err(unreadable(start, e.to_string())),
         }
     }
 
@@ -136,6 +144,8 @@ struct FastMatrix {
     tapes: Option<Value>,
     #[serde(default)]
     clock: Option<super::clock::RawClock>,
+    #[serde(default)]
+    codes: Option<super::codes::RawCodes>,
     rows: Vec<RawRow>,
 }
 
@@ -149,6 +159,7 @@ impl FastMatrix {
             defaults: self.defaults,
             tapes: self.tapes,
             clock: self.clock,
+            codes: self.codes,
             rows: Vec::new(),
         };
         (raw, Some(self.rows))
@@ -245,6 +256,17 @@ fn load_inner(
         }
     };
 
+    // The file's `codes:`: limits over the registry's, for the system.
+    let file_limits = match &raw.codes {
+        Some(c) => super::codes::validate(cx, c, &[key("codes")], &registry),
+        None => Vec::new(),
+    };
+    let sys_registry = if file_limits.is_empty() {
+        registry.clone()
+    } else {
+        Arc::new(registry.with_limits(&file_limits))
+    };
+
     // System.
     let (sut_name, command) = match &raw.system {
         None => ("reference".to_string(), None),
@@ -296,7 +318,7 @@ fn load_inner(
                 return None;
             };
             let policy = raw.policy.clone().unwrap_or(Value::Null);
-            match factory(&policy, &registry) {
+            match factory(&policy, &sys_registry) {
                 Ok(b) => Some(Checked {
                     system: Some(b.system),
                     routes: b.routes,
@@ -324,8 +346,22 @@ fn load_inner(
         check_route_names(cx, names, place);
     }
 
+    if command.is_some() && raw.codes.is_some() {
+        cx.error(
+            &[key("codes")],
+            "`codes` sets the limits of an in-process system; a command system has its own retry configuration (set `env` in `system:`)",
+        );
+    }
+
     // Defaults.
-    let mut base = Settings::default();
+    let mut base = Settings {
+        codes: file_limits,
+        ..Settings::default()
+    };
+    let reference = command.is_none() && sut_name == "reference";
+    if let (true, Some(p)) = (reference, &raw.policy) {
+        base.attempts = Arc::from(crate::model::row::WrittenAttempts::of(p, &[key("policy")]));
+    }
     if let Some(d) = &raw.defaults {
         apply_settings(cx, &mut base, d, &[key("defaults")]);
     }
@@ -362,6 +398,14 @@ fn load_inner(
     let mut rows = Vec::with_capacity(typed_rows.as_ref().map_or(raw.rows.len(), Vec::len));
     let mut names: HashMap<String, usize> = HashMap::new();
     let count = typed_rows.as_ref().map_or(raw.rows.len(), Vec::len);
+    cx.row_names = match &typed_rows {
+        Some(rows) => rows.iter().map(|r| Some(r.name.clone())).collect(),
+        None => raw
+            .rows
+            .iter()
+            .map(|r| r.get("name").and_then(Value::as_str).map(str::to_string))
+            .collect(),
+    };
     let mut typed = typed_rows.take().map(Vec::into_iter);
     for i in 0..count {
         let path = vec![key("rows"), Seg::Index(i)];
@@ -392,7 +436,37 @@ fn load_inner(
         // A row's own policy keys build its own system.
         let mut row_routes = routes.clone();
         let mut row_system = None;
-        if let Some(over) = rr.policy.take() {
+        // A row's own `codes` build its own system too, on the registry
+        // with the file's limits and then the row's.
+        let row_limits = match rr.codes.take() {
+            Some(_) if command.is_some() => {
+                cx.error(
+                    &child(&path, key("codes")),
+                    "`codes` sets the limits of an in-process system; a command system has its own retry configuration (set `env` per row)",
+                );
+                Vec::new()
+            }
+            Some(c) => super::codes::validate(cx, &c, &child(&path, key("codes")), &registry),
+            None => Vec::new(),
+        };
+        let row_registry = if row_limits.is_empty() {
+            sys_registry.clone()
+        } else {
+            Arc::new(sys_registry.with_limits(&row_limits))
+        };
+        let row_attempts = match &rr.policy {
+            Some(p) if reference && p.get("routes").is_some() => {
+                let at = child(&path, key("policy"));
+                Some(Arc::from(crate::model::row::WrittenAttempts::of(p, &at)))
+            }
+            _ => None,
+        };
+        let over = match rr.policy.take() {
+            Some(p) => Some(p),
+            None if !row_limits.is_empty() => Some(Value::Mapping(Default::default())),
+            None => None,
+        };
+        if let Some(over) = over {
             match (&command, systems.get(&sut_name)) {
                 (None, Some(factory)) => {
                     match super::row_policy::build(
@@ -401,7 +475,7 @@ fn load_inner(
                         raw.policy.as_ref(),
                         &over,
                         &path,
-                        &registry,
+                        &row_registry,
                     ) {
                         Some((s, r)) => {
                             row_routes = r.or(row_routes);
@@ -443,6 +517,10 @@ fn load_inner(
             }
             row.settings.system = row_system;
             row.settings.env = row_env;
+            row.settings.codes.extend(row_limits);
+            if let Some(a) = row_attempts {
+                row.settings.attempts = a;
+            }
             if let Some(wall) = row_clock.as_ref().and_then(|c| c.wall.as_deref()) {
                 match super::clock::parse_wall(wall) {
                     Ok(at) => row.settings.wall = Some(at),

@@ -10,6 +10,8 @@
 //! | [`matrix`] | a matrix file: fast path, slow path, registry, system, rows |
 //! | [`rows`], [`settings`], [`entries`], [`expect`] | a row, its settings, script entries, expectations |
 //! | [`clock`] | `clock:`: where a file's or row's wall clock starts |
+//! | [`header_date`] | a header written relative to the wall clock (`{ http-date: now+20s }`) |
+//! | [`codes`] | `codes:`: a registry code's `max_attempts` set per file or row |
 //! | [`row_policy`] | a row's own `policy` keys, merged over the file's |
 //! | [`trace_line`] | the grammar of an expected trace line |
 //! | [`registry`], [`cache`] | registry files, the built-in registry, parsed once per text |
@@ -20,10 +22,12 @@
 pub mod built;
 pub mod cache;
 pub mod clock;
+pub mod codes;
 pub mod command;
 pub mod ctx;
 pub mod entries;
 pub mod expect;
+pub mod header_date;
 pub mod invariants;
 pub mod matrix;
 pub mod policy;

@@ -29,6 +29,10 @@ pub struct RawMatrix {
     /// (an HTTP-date or RFC 3339; default Sun, 06 Nov 1994 08:49:37 GMT).
     #[serde(default)]
     pub clock: Option<crate::load::clock::RawClock>,
+    /// A registry code's `max_attempts` for every row of this file, without
+    /// a registry file: `{ UPSTREAM_UNAVAILABLE: { max_attempts: 5 } }`.
+    #[serde(default)]
+    pub codes: Option<crate::load::codes::RawCodes>,
     /// A reason-code registry, relative to this file (default: the built-in registry).
     #[serde(default)]
     pub registry: Option<String>,
@@ -138,6 +142,10 @@ pub struct RawRow {
     /// Where this row's wall clock starts (over the file's `clock`).
     #[serde(default)]
     pub clock: Option<crate::load::clock::RawClock>,
+    /// A registry code's `max_attempts` for this row (over the file's
+    /// `codes`): `{ UPSTREAM_UNAVAILABLE: { max_attempts: 5 } }`.
+    #[serde(default)]
+    pub codes: Option<crate::load::codes::RawCodes>,
 }
 
 /// The request a row sends.
@@ -244,7 +252,7 @@ pub struct RawEntry {
     pub code: Option<String>,
     /// Response headers.
     #[serde(default)]
-    #[schemars(with = "Option<std::collections::BTreeMap<String, ScalarSchema>>")]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, HeaderValueSchema>>")]
     pub headers: Option<serde_yaml::Mapping>,
     /// Response body (JSON as YAML, or a string).
     #[serde(default)]
@@ -253,8 +261,9 @@ pub struct RawEntry {
     /// Virtual delay before answering.
     #[serde(default)]
     pub latency: Option<Dur>,
-    /// `timeout`, `reset` or `malformed`.
+    /// `timeout`, `reset`, `malformed` or `truncated`.
     #[serde(default)]
+    #[schemars(with = "Option<FaultSchema>")]
     pub fault: Option<String>,
     /// A create request's timeout happened after the record was committed.
     #[serde(default)]
@@ -452,6 +461,19 @@ schema_only!(
     })
 );
 
+/// The faults a map entry's `fault:` takes: the loader checks them, the
+/// JSON Schema enumerates them.
+pub const FAULTS: &[&str] = &["timeout", "reset", "refused", "malformed", "truncated"];
+
+schema_only!(
+    /// A map entry's `fault`: one of [`FAULTS`].
+    FaultSchema,
+    |_g| json_schema!({
+        "description": "A fault instead of a response.",
+        "enum": FAULTS
+    })
+);
+
 schema_only!(
     /// A matrix's `tapes:` block (see docs/tapes.md).
     TapesSchema,
@@ -492,6 +514,27 @@ schema_only!(
     /// A header value.
     ScalarSchema,
     |_g| json_schema!({ "type": ["string", "number", "boolean"] })
+);
+
+schema_only!(
+    /// A scripted response header's value: a scalar, or an HTTP-date
+    /// relative to the wall clock (`{ http-date: now+20s, form: rfc850 }`).
+    HeaderValueSchema,
+    |_g| json_schema!({
+        "anyOf": [
+            { "type": ["string", "number", "boolean"] },
+            {
+                "description": "An HTTP-date relative to the row's wall clock when the answer is sent.",
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["http-date"],
+                "properties": {
+                    "http-date": { "type": "string", "pattern": "^\\s*now\\s*([+-].+)?$" },
+                    "form": { "enum": faultmatrix_controller::policy::retry_after::DateForm::NAMES.map(|(n, _)| n) }
+                }
+            }
+        ]
+    })
 );
 
 schema_only!(

@@ -39,6 +39,9 @@ pub(crate) struct Overrides<'r> {
 
 pub(crate) fn apply(cx: &mut Ctx<'_>, s: &mut Settings, path: &[Seg], o: Overrides<'_>) {
     if let Some(d) = o.deadline {
+        if let Some(why) = crate::base::duration::sub_millisecond(d) {
+            cx.error(&child(path, key("deadline")), format!("`deadline`: {why}"));
+        }
         s.deadline = Some(d);
     }
     if o.jitter.is_some() && o.jitter_seed.is_some() {

@@ -225,8 +225,11 @@ mod tests {
 
     #[test]
     fn bad_settings_name_their_place() {
-        let e = parse_config(Some(&v("upstreams: { A: 'https://x' }"))).unwrap_err();
-        assert!(e[0].message.contains("https is not supported"), "{e:?}");
+        let e = parse_config(Some(&v("upstreams: { A: 'ftp://x' }"))).unwrap_err();
+        assert!(
+            e[0].message.contains("not an http:// or https:// URL"),
+            "{e:?}"
+        );
         assert_eq!(yaml::path_text(&e[0].path), "tapes.upstreams.A");
         let e =
             parse_config(Some(&v("scrub: { json_paths: ['a..b'], prefixes: [x] }"))).unwrap_err();

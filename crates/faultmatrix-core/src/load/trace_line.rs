@@ -7,6 +7,19 @@ use crate::model::{Decision, ExpectedLine};
 /// Parses one expected line. `routes` are the names a label may use.
 pub fn parse_line(text: &str, routes: &[String]) -> Result<ExpectedLine, String> {
     let text = text.trim();
+    if let Some(c) = text.chars().find(|c| c.is_control()) {
+        // A tab looks like a space in a diff: the two lines would look the same.
+        let before: String = text.chars().take_while(|x| *x != c).collect();
+        let last = before.split_whitespace().last().unwrap_or("");
+        let what = if c == '\t' {
+            "a tab".to_string()
+        } else {
+            format!("control character U+{:04X}", c as u32)
+        };
+        return Err(format!(
+            "{what} after `{last}`: separate the fields of a trace line with spaces (a tab looks like a space in a diff)"
+        ));
+    }
     let mut tokens = text.split_whitespace();
     let label = tokens
         .next()
@@ -66,6 +79,11 @@ pub fn parse_line(text: &str, routes: &[String]) -> Result<ExpectedLine, String>
         let (k, v) = tok.split_once('=').ok_or_else(|| {
             format!("`{tok}` is not a field: expected `wait=`, `at=`, `id=` or `size=`")
         })?;
+        if v.is_empty() {
+            return Err(format!(
+                "`{tok}` has no value: write it right after `=`, without a space (`{k}=1s`)"
+            ));
+        }
         match k {
             "wait" => line.wait = Some(DurationSpec::parse(v).map_err(|e| format!("wait: {e}"))?),
             "at" => line.at = Some(DurationSpec::parse(v).map_err(|e| format!("at: {e}"))?),
@@ -165,6 +183,16 @@ mod tests {
         assert!(l.wait.is_some() && l.at.is_some());
         let l = parse_line("gpt4#3 200 return", &routes()).unwrap();
         assert_eq!((l.route.as_str(), l.attempt, l.code), ("gpt4", 3, None));
+    }
+
+    #[test]
+    fn a_tab_or_an_empty_field_is_named() {
+        let e = parse_line("A1 503 UPSTREAM_UNAVAILABLE\tretry wait=1s", &routes()).unwrap_err();
+        assert!(e.starts_with("a tab after `UPSTREAM_UNAVAILABLE`"), "{e}");
+        let e = parse_line("A1 503 retry wait= 1s", &routes()).unwrap_err();
+        assert!(e.starts_with("`wait=` has no value"), "{e}");
+        let e = parse_line("A1 503 retry at=", &routes()).unwrap_err();
+        assert!(e.contains("(`at=1s`)"), "{e}");
     }
 
     #[test]

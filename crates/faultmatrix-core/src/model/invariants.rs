@@ -228,6 +228,9 @@ pub struct Generate {
     pub key: f64,
     /// Probability that it is streamed.
     pub stream: f64,
+    /// Probability that the virtual wall clock starts somewhere other than
+    /// the default (HTTP-dates are drawn relative to it).
+    pub wall: f64,
     /// The runaway guard of generated rows (most calls per case).
     pub max_calls: u32,
 }
@@ -243,6 +246,7 @@ impl Default for Generate {
             create: 0.25,
             key: 0.5,
             stream: 0.25,
+            wall: 0.5,
             max_calls: 100,
         }
     }

@@ -22,6 +22,19 @@ pub enum SystemUnderTest {
     },
     /// A program run per row against the fixture server over HTTP.
     Command(Arc<CommandSpec>),
+    /// An in-process system whose calls go over real HTTP, on the real
+    /// clock, to the row's fixture server (`faultmatrix run --over-http`):
+    /// no process per row, so a row's cost does not depend on its file.
+    OverHttp {
+        /// The name the matrix uses (`reference`).
+        name: String,
+        /// The system, built from the file's `policy`.
+        system: Arc<dyn System>,
+        /// The routes the system declares, in fallback order: each gets a
+        /// listener even when a row does not script it, so a call to it is
+        /// observed instead of refused.
+        routes: Option<Vec<String>>,
+    },
 }
 
 /// One matrix file, validated.
@@ -75,8 +88,20 @@ impl Matrix {
     /// registered name).
     pub fn system_name(&self) -> &str {
         match &self.system {
-            SystemUnderTest::InProcess { name, .. } => name,
+            SystemUnderTest::InProcess { name, .. } | SystemUnderTest::OverHttp { name, .. } => {
+                name
+            }
             SystemUnderTest::Command(_) => "command",
+        }
+    }
+
+    /// Whether rows run on the real clock (waits are measured and judged
+    /// with the row's tolerance): a real-clock command, or `--over-http`.
+    pub fn real_clock(&self) -> bool {
+        match &self.system {
+            SystemUnderTest::Command(c) => c.clock == crate::model::command::Clock::Real,
+            SystemUnderTest::OverHttp { .. } => true,
+            SystemUnderTest::InProcess { .. } => false,
         }
     }
 
@@ -84,7 +109,7 @@ impl Matrix {
     pub fn command(&self) -> Option<&Arc<CommandSpec>> {
         match &self.system {
             SystemUnderTest::Command(c) => Some(c),
-            SystemUnderTest::InProcess { .. } => None,
+            SystemUnderTest::InProcess { .. } | SystemUnderTest::OverHttp { .. } => None,
         }
     }
 

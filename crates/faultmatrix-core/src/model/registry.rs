@@ -60,6 +60,19 @@ pub struct Fixture {
     pub inline: bool,
 }
 
+/// One code's `max_attempts` set in a matrix (`codes:` of the file or of
+/// a row) instead of in the registry file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeLimit {
+    /// The registry code.
+    pub code: String,
+    /// Calls a route gets for this code's answers, the first included.
+    pub max_attempts: u32,
+    /// Where it is written in the matrix (`codes.X.max_attempts` or
+    /// `rows[i].codes.X.max_attempts`).
+    pub path: Vec<crate::base::yaml::Seg>,
+}
+
 /// An entry of the top-level `fixtures:` section whose key names no code
 /// (left behind after a rename, or misspelt). The registry still loads; the
 /// guardrail `every fixture names a code` reports it.
@@ -116,6 +129,22 @@ impl Registry {
     /// All code names, in file order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.codes.iter().map(|c| c.name.as_str())
+    }
+
+    /// The same registry with some codes' `max_attempts` replaced (a
+    /// matrix's or row's `codes:`); later limits win over earlier ones.
+    pub fn with_limits(&self, limits: &[CodeLimit]) -> Registry {
+        let mut r = self.clone();
+        for l in limits {
+            if let Some(c) = r.codes.iter_mut().find(|c| c.def.name == l.code) {
+                c.def.max_attempts = Some(l.max_attempts);
+            }
+        }
+        r.table = Arc::new(Codes::new(
+            r.codes.iter().map(|c| c.def.clone()).collect(),
+            r.origin.clone(),
+        ));
+        r
     }
 
     /// Classifies an answer. `None` means success.

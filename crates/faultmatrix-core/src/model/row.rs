@@ -82,6 +82,56 @@ pub struct Settings {
     /// Where the row's wall clock starts (`clock.wall`); default RFC
     /// 9110's example date.
     pub wall: Option<std::time::SystemTime>,
+    /// Codes whose `max_attempts` the file's or the row's `codes:` sets,
+    /// in the order applied (the row's after the file's).
+    pub codes: Vec<crate::model::registry::CodeLimit>,
+    /// The reference policy's routes whose `attempts` is written, with
+    /// where (the row's `policy` when it sets `routes`, else the file's),
+    /// shared by the rows that use the same: a failing row explains a
+    /// route cut short by a code's `max_attempts` without reading the file
+    /// again.
+    pub attempts: std::sync::Arc<[WrittenAttempts]>,
+}
+
+/// A route's `attempts` as written in a reference policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenAttempts {
+    /// The route.
+    pub route: String,
+    /// Its `attempts`.
+    pub attempts: u64,
+    /// Where the value is written.
+    pub path: Vec<Seg>,
+}
+
+impl WrittenAttempts {
+    /// The routes of a reference `policy` value at `policy_path` whose
+    /// `attempts` is written.
+    pub fn of(policy: &crate::base::yaml::Value, policy_path: &[Seg]) -> Vec<Self> {
+        use crate::base::yaml::Value;
+        let Some(routes) = policy.get("routes").and_then(Value::as_sequence) else {
+            return Vec::new();
+        };
+        routes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let route = r.get("name").and_then(Value::as_str)?.to_string();
+                let attempts = r.get("attempts").and_then(Value::as_u64)?;
+                let mut path = policy_path.to_vec();
+                path.extend([
+                    Seg::Key("routes".into()),
+                    Seg::Index(i),
+                    Seg::Key("attempts".into()),
+                ]);
+                Some(Self {
+                    route,
+                    attempts,
+                    path,
+                })
+            })
+            .collect()
+    }
 }
 
 /// A system built for one row (its `policy` merged over the file's).
@@ -117,6 +167,8 @@ impl Default for Settings {
             system: None,
             env: Vec::new(),
             wall: None,
+            codes: Vec::new(),
+            attempts: std::sync::Arc::from(Vec::new()),
         }
     }
 }

@@ -77,6 +77,7 @@ impl Entry {
                 headers: Vec::new(),
                 body: Some(r#"{"ok":true}"#.into()),
                 stream: None,
+                dates: Vec::new(),
             }),
             latency: Duration::ZERO,
             repeat: Repeat::Times(1),
@@ -116,6 +117,44 @@ pub struct ScriptedResponse {
     pub body: Option<String>,
     /// A server-sent-event stream.
     pub stream: Option<StreamSpec>,
+    /// Headers whose value is an HTTP-date relative to the wall clock when
+    /// the answer goes out (`retry-after: { http-date: now+20s }`); see
+    /// [`ScriptedResponse::render_dates`].
+    pub dates: Vec<RelativeDate>,
+}
+
+/// A header value written relative to "now": an HTTP-date `offset` after
+/// (or before) the row's wall clock at the moment the answer is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RelativeDate {
+    /// Index of the header in [`ScriptedResponse::headers`].
+    pub header: usize,
+    /// Whether the date is in the past (`now-5s`).
+    pub past: bool,
+    /// Distance from now.
+    pub offset: Duration,
+    /// Which of the three HTTP-date forms is written.
+    pub form: faultmatrix_controller::policy::retry_after::DateForm,
+}
+
+impl ScriptedResponse {
+    /// Writes every relative date against `now` (the row's wall clock as
+    /// the answer goes out) into its header, once: the in-process
+    /// transport, the fixture servers and the virtual-clock server call it
+    /// when they send the answer.
+    pub fn render_dates(&mut self, now: std::time::SystemTime) {
+        for d in std::mem::take(&mut self.dates) {
+            let at = if d.past {
+                now.checked_sub(d.offset).unwrap_or(std::time::UNIX_EPOCH)
+            } else {
+                now + d.offset
+            };
+            if let Some(h) = self.headers.get_mut(d.header) {
+                h.1 =
+                    faultmatrix_controller::policy::retry_after::format_http_date(at, d.form as u8);
+            }
+        }
+    }
 }
 
 /// A scripted server-sent-event stream.

@@ -1,0 +1,186 @@
+//! One row of a matrix file, without parsing the others: the text with
+//! every other item of the top-level `rows:` block sequence blanked (its
+//! lines emptied, so every line and column of what is kept stays where it
+//! was, and diagnostics point into the real file). For a runner that needs
+//! one row (`--exact` under nextest): it then parses and validates one row,
+//! not all of them.
+//!
+//! It reads lines, not YAML: it answers only for the plain shape matrices
+//! are written in (a `rows:` line at column 0, items at one indentation
+//! starting `- `, a `name:` key written plainly or in simple quotes) and
+//! gives `None` for anything else. A caller must check that what it loads
+//! from the result is the row it asked for, and load the whole file when
+//! not.
+
+/// The text with every `rows:` item blanked but those whose `name` reads
+/// `name`; `None` when the text is not in the shape this reads, or no item
+/// is named so.
+pub fn only_rows_named(text: &str, name: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut rows_at = None;
+    for (i, l) in lines.iter().enumerate() {
+        if l.trim_end() == "rows:" {
+            if rows_at.is_some() {
+                return None;
+            }
+            rows_at = Some(i);
+        }
+    }
+    let start = rows_at? + 1;
+    let significant = |l: &str| {
+        let t = l.trim_start_matches(' ');
+        !(t.trim().is_empty() || t.starts_with('#'))
+    };
+    let indent_of = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    let is_item = |l: &str, indent: usize| {
+        indent_of(l) == indent && {
+            let t = &l[indent..];
+            t.starts_with("- ") || t.trim_end() == "-"
+        }
+    };
+    let first = (start..lines.len()).find(|&i| significant(lines[i]))?;
+    let indent = indent_of(lines[first]);
+    if !is_item(lines[first], indent) {
+        return None;
+    }
+    // Items as line ranges; the section ends at a line less indented, or
+    // as indented and not an item.
+    let mut items: Vec<(usize, usize)> = Vec::new();
+    let mut end = lines.len();
+    for (i, l) in lines.iter().enumerate().skip(first) {
+        if l.starts_with('\t') || l.trim_start_matches(' ').starts_with('\t') {
+            return None;
+        }
+        if !significant(l) {
+            continue;
+        }
+        if is_item(l, indent) {
+            if let Some(last) = items.last_mut() {
+                last.1 = i;
+            }
+            items.push((i, lines.len()));
+        } else if indent_of(l) <= indent {
+            end = i;
+            break;
+        }
+    }
+    if let Some(last) = items.last_mut() {
+        last.1 = end;
+    }
+    let keep: Vec<bool> = items
+        .iter()
+        .map(|&(a, b)| item_name(&lines[a..b], indent).as_deref() == Some(name))
+        .collect();
+    if !keep.contains(&true) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut next = 0;
+    for (&(a, b), &k) in items.iter().zip(&keep) {
+        out.extend(lines[next..a].iter().copied());
+        for l in &lines[a..b] {
+            if k {
+                out.push_str(l);
+            } else if l.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        next = b;
+    }
+    out.extend(lines[next..].iter().copied());
+    Some(out)
+}
+
+/// The `name` of an item (its lines; `indent`: where its `- ` is), when
+/// written plainly or in quotes without escapes.
+fn item_name(lines: &[&str], indent: usize) -> Option<String> {
+    let key_col = indent + 2;
+    for (n, l) in lines.iter().enumerate() {
+        let rest = if n == 0 {
+            l.get(key_col..)?
+        } else if l.len() > key_col
+            && l[..key_col].bytes().all(|b| b == b' ')
+            && !l[key_col..].starts_with(' ')
+        {
+            &l[key_col..]
+        } else {
+            continue;
+        };
+        if let Some(v) = rest.strip_prefix("name:") {
+            return scalar(v.trim());
+        }
+    }
+    None
+}
+
+/// A one-line scalar: plain (a ` #` starts a comment), or quoted with no
+/// escapes; `None` for anything else.
+fn scalar(v: &str) -> Option<String> {
+    let quoted = |q: char| {
+        let inner = v.strip_prefix(q)?;
+        let (body, after) = inner.split_once(q)?;
+        let after = after.trim();
+        (!body.contains('\\') && (after.is_empty() || after.starts_with('#')))
+            .then(|| body.to_string())
+    };
+    match v.chars().next()? {
+        '"' => quoted('"'),
+        '\'' => quoted('\''),
+        '|' | '>' | '&' | '*' | '!' | '{' | '[' | '%' | '@' | '`' => None,
+        _ => {
+            let v = v.split_once(" #").map_or(v, |(a, _)| a).trim_end();
+            (!v.is_empty()).then(|| v.to_string())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "title: t\npolicy:\n  routes: [{ name: A }]\nrows:\n  - name: a\n    inject: { A: [200] }\n    expect: { trace: A1 200 return }\n\n  # a comment\n  - name: 'b c'\n    inject:\n      A: [200]\n    expect:\n      trace: |\n        A1 200 return\n  - inject: { A: [500] }\n    name: \"d\" # why\n    expect: { trace: A1 500 return }\ntail: 1\n";
+
+    #[test]
+    fn keeps_the_named_row_where_it_was_and_blanks_the_others() {
+        let b = only_rows_named(TEXT, "b c").unwrap();
+        assert_eq!(b.lines().count(), TEXT.lines().count());
+        let kept: Vec<&str> = b.lines().filter(|l| !l.is_empty()).collect();
+        assert_eq!(
+            kept,
+            [
+                "title: t",
+                "policy:",
+                "  routes: [{ name: A }]",
+                "rows:",
+                "  - name: 'b c'",
+                "    inject:",
+                "      A: [200]",
+                "    expect:",
+                "      trace: |",
+                "        A1 200 return",
+                "tail: 1"
+            ]
+        );
+        assert_eq!(b.lines().nth(9), Some("  - name: 'b c'"));
+        let a = only_rows_named(TEXT, "a").unwrap();
+        assert!(a.contains("  - name: a\n") && !a.contains("b c") && !a.contains("\"d\""));
+        let d = only_rows_named(TEXT, "d").unwrap();
+        assert!(d.contains("    name: \"d\" # why\n") && !d.contains("name: a"));
+    }
+
+    #[test]
+    fn gives_up_on_what_it_does_not_read() {
+        assert!(only_rows_named(TEXT, "e").is_none(), "no such row");
+        assert!(only_rows_named("rows: [{ name: a }]\n", "a").is_none());
+        assert!(only_rows_named("rows:\n  - name: \"a\\tb\"\n", "a\tb").is_none());
+        assert!(only_rows_named("rows:\n  - name: &x a\n", "a").is_none());
+        assert!(only_rows_named("rows:\n  - name: a\nrows:\n  - name: a\n", "a").is_none());
+        assert!(only_rows_named("rows:\n\t- name: a\n", "a").is_none());
+        // Items at column 0 are read too.
+        let t = "rows:\n- name: a\n  inject: {}\n- name: b\n  inject: {}\n";
+        assert_eq!(
+            only_rows_named(t, "b").unwrap(),
+            "rows:\n\n\n- name: b\n  inject: {}\n"
+        );
+    }
+}

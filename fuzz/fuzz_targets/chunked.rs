@@ -1,0 +1,4 @@
+#![no_main]
+//! `chunked`: see `faultmatrix::exec::fuzz::chunked`.
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| faultmatrix::exec::fuzz::chunked(data));
