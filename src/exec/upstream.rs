@@ -415,3 +415,72 @@ pub fn near_miss(
         "route {route}: the call `{method} {target}` matched no script and route {route} has no main script; closest was `{key}` ({why})"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::side_key;
+
+    fn script(name: &str, n: usize) -> RouteScript {
+        RouteScript {
+            route: name.into(),
+            entries: (0..n).map(|_| Entry::ok()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_matching_call_is_served_by_its_keyed_script_and_numbered_apart() {
+        let mut up = Upstream::new(
+            &[
+                script("A", 1),
+                script(&side_key("A", "GET", "/v1/models"), 1),
+            ],
+            10,
+        );
+        let (s, n, _, _) = up.call_at("A", Some(("GET", "/v1/models?limit=5")), false, None);
+        assert_eq!((s.as_str(), n), ("A GET /v1/models", 1));
+        let (s, n, _, _) = up.call_at("A", Some(("POST", "/v1/chat/completions")), false, None);
+        assert_eq!((s.as_str(), n), ("A", 1));
+        let (failures, _) = up.finish(&["A".into()]);
+        assert!(failures.is_empty(), "{failures:?}");
+    }
+
+    #[test]
+    fn the_near_miss_prefers_the_same_path_and_says_the_method_differs() {
+        let mut up = Upstream::new(
+            &[
+                script(&side_key("A", "GET", "/v1/models"), 1),
+                script(&side_key("A", "POST", "/v1/chat/completions"), 1),
+            ],
+            10,
+        );
+        let (_, _, _, pick) = up.call_at("A", Some(("POST", "/v1/models")), false, None);
+        assert!(matches!(pick, Pick::Refused));
+        let (failures, _) = up.finish(&["A GET /v1/models".into()]);
+        assert!(
+            failures[0].contains(
+                "closest was `A GET /v1/models` (method differs: `GET` scripted, `POST` observed)"
+            ),
+            "{failures:?}"
+        );
+    }
+
+    #[test]
+    fn an_unused_keyed_script_names_the_closest_call_the_main_script_took() {
+        let mut up = Upstream::new(
+            &[
+                script("A", 2),
+                script(&side_key("A", "GET", "/v1/model"), 1),
+            ],
+            10,
+        );
+        up.call_at("A", Some(("GET", "/v1/models")), false, None);
+        up.call_at("A", Some(("POST", "/v1/chat/completions")), false, None);
+        let (failures, _) = up.finish(&["A".into()]);
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert!(
+            failures[0].ends_with("closest call: `GET /v1/models` (path differs: `/v1/model` scripted), served by route A's main script"),
+            "{failures:?}"
+        );
+    }
+}
