@@ -6,6 +6,7 @@
 //! | `reqwest-client` | `clients/reqwest_policy.rs` (also run over the wire) | `clients/reqwest/` |
 //! | `reqwest-retry` | `clients/middleware_client.rs`: reqwest-middleware + reqwest-retry `ExponentialBackoff` | `clients/reqwest-retry/` |
 //! | `backon` | `clients/backon_client.rs`: backon's `ExponentialBuilder` | `clients/backon/` |
+//! | `models-first` | `clients/models_first_client.rs`: `GET /v1/models`, then a create retried by reqwest-retry | `clients/models-first/` |
 //!
 //! Each row of `runner-tests/clients/*/*.yaml` is a test. The trials named
 //! `wrong-expectation::…` run the rows of `clients/wrong/` (deliberately
@@ -30,6 +31,8 @@ mod paths;
 mod backon_client;
 #[path = "clients/middleware_client.rs"]
 mod middleware_client;
+#[path = "clients/models_first_client.rs"]
+mod models_first_client;
 #[path = "clients/reqwest_policy.rs"]
 mod reqwest_policy;
 
@@ -75,6 +78,16 @@ fn reqwest_retry() -> faultmatrix::system::Factory {
     .factory()
 }
 
+/// Lists the models, then creates with reqwest-retry; the default final
+/// error. Its rows key the preliminary GET's script by method and path.
+fn models_first() -> faultmatrix::system::Factory {
+    HttpSystem::with_policy(["A"], |s: &middleware_client::Settings, row: HttpRow| {
+        let s = s.clone();
+        async move { models_first_client::create_after_models(&row.base_url("A"), &s).await }
+    })
+    .factory()
+}
+
 /// backon; the default final error.
 fn backon() -> faultmatrix::system::Factory {
     HttpSystem::with_policy(["A"], |s: &backon_client::Settings, row: HttpRow| {
@@ -89,6 +102,7 @@ fn harness(root: &str) -> Harness {
         .system("reqwest-client", reqwest_client())
         .system("reqwest-retry", reqwest_retry())
         .system("backon", backon())
+        .system("models-first", models_first())
 }
 
 /// A row of `clients/wrong/` must fail, and its failure must hold every
@@ -162,6 +176,7 @@ fn systems() -> faultmatrix::Systems {
     s.register("reqwest-client", reqwest_client());
     s.register("reqwest-retry", reqwest_retry());
     s.register("backon", backon());
+    s.register("models-first", models_first());
     s
 }
 
@@ -171,6 +186,7 @@ fn main() -> ExitCode {
         "reqwest/*.yaml",
         "reqwest-retry/*.yaml",
         "backon/*.yaml",
+        "models-first/*.yaml",
     ]);
     let mut trials = match h.trials(&args) {
         Ok(t) => t,

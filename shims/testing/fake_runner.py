@@ -390,7 +390,11 @@ class RowRun:
         self.cursors = {r: RouteCursor(entries) for r, entries in spec.routes.items()}
         self.listeners = {}  # sock -> route
         self.urls = {}
-        for route in spec.routes:
+        for name in spec.routes:
+            # Keyed side scripts (`A GET /v1/models`) share their route's listener.
+            route = name.split(" ", 1)[0]
+            if route in self.urls:
+                continue
             ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             ls.bind(("127.0.0.1", 0))
@@ -599,8 +603,14 @@ class RowRun:
         if not self.first_request_seen:
             self.first_request_real = time.monotonic()
         self.first_request_seen = True
-        attempt = sum(1 for k in self.calls if k.route == c.route) + 1
-        call = Call(c.route, attempt, self.now, method=method, path=target, headers=headers, body_size=len(body))
+        # A keyed side script (`A GET /v1/models`) serves the calls with its
+        # method and path (without the query); they are numbered apart and
+        # kept out of the trace. Others go to the route's main script.
+        script = f"{c.route} {method} {target.split('?', 1)[0].split('#', 1)[0]}"
+        if script not in self.cursors:
+            script = c.route
+        attempt = sum(1 for k in self.calls if k.route == script) + 1
+        call = Call(script, attempt, self.now, method=method, path=target, headers=headers, body_size=len(body))
         try:
             doc = json.loads(body) if body else None
         except ValueError:
@@ -611,7 +621,8 @@ class RowRun:
             call.model = doc.get("model") if isinstance(doc.get("model"), str) else None
             call.stream = doc.get("stream") is True
         self.calls.append(call)
-        entry = self.cursors[c.route].next()
+        cursor = self.cursors.get(script)
+        entry = cursor.next() if cursor is not None else None
         close = headers.get("connection", "").lower() == "close"
         if entry is None:
             self.queue(c, response_bytes(500, [("x-should-retry", "false")],
@@ -929,7 +940,7 @@ class RowRun:
                    f"{'s' if len(self.spec.jitter) != 1 else ''} but the system asked for more")
             if msg not in self.failures:
                 self.failures.append(msg)
-        calls = sorted(self.calls, key=lambda k: k.start_ns)
+        calls = sorted((k for k in self.calls if " " not in k.route), key=lambda k: k.start_ns)
         trace = []
         for i, call in enumerate(calls):
             nxt = calls[i + 1] if i + 1 < len(calls) else None

@@ -111,7 +111,9 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
         for (r, s) in &servers {
             let order: Vec<String> = r.inject().iter().map(|x| x.route.clone()).collect();
             let report = s.finish(&order);
-            let calls = crate::exec::wire::command::records(&report.calls);
+            let mut calls = crate::exec::wire::command::records(&report.calls);
+            // Side calls (keyed scripts) are not attempts: not in the trace.
+            calls.retain(|c| crate::model::split_key(&c.route).1.is_none());
             let lines = crate::exec::trace::observe(
                 &calls,
                 None,
@@ -177,7 +179,7 @@ pub fn client(a: &ClientArgs, systems: &Systems, vars: &Env) -> u8 {
     let routes: Vec<String> = built
         .routes
         .clone()
-        .unwrap_or_else(|| row.inject().iter().map(|r| r.route.clone()).collect());
+        .unwrap_or_else(|| row.scripted_routes());
     let mut bases = Vec::new();
     for r in &routes {
         // Routes without a listener get an address nothing listens on.

@@ -68,6 +68,7 @@ pub fn row_context(
         escalations: EscalationSink::default(),
         wall_start,
         request_body_paths: Arc::from(Vec::new()),
+        side_scripts: Arc::from(Vec::new()),
     }
 }
 
@@ -146,6 +147,13 @@ async fn run_row_async(
             .unwrap_or_else(crate::load::policy::retry_after::default_wall_start),
     );
     ctx.request_body_paths = crate::model::requests::body_paths(&row.expect.requests).into();
+    ctx.side_scripts = row
+        .inject()
+        .iter()
+        .filter(|s| s.key().1.is_some())
+        .map(|s| s.route.clone())
+        .collect::<Vec<_>>()
+        .into();
     let jitter = ctx.jitter.clone();
     let escalations = ctx.escalations.clone();
     let mut fut = system.run(ctx);

@@ -89,6 +89,9 @@ pub struct Scripted {
 pub struct ScriptReport {
     /// Calls in start order.
     pub calls: Vec<CallRecord>,
+    /// Side calls, served from keyed scripts (`A GET /v1/models`), whose
+    /// `route` is the script's key; kept out of the trace.
+    pub side_calls: Vec<CallRecord>,
     /// Harness failures (extra call, unused entry, runaway...).
     pub failures: Vec<String>,
     /// Records created at create endpoints.
@@ -162,8 +165,14 @@ impl Scripted {
         let (failures, records) = st.upstream.finish(route_order);
         let mut calls = std::mem::take(&mut st.calls);
         calls.sort_by_key(|c| c.started);
+        // Side calls (served from a keyed script) are not attempts: they
+        // neither number nor drive the trace's decisions.
+        let (side_calls, calls) = calls
+            .into_iter()
+            .partition(|c| crate::model::split_key(&c.route).1.is_some());
         ScriptReport {
             calls,
+            side_calls,
             failures,
             records,
         }
@@ -237,13 +246,22 @@ impl Transport for Scripted {
         let now = self.elapsed();
         let (idx, served) = {
             let mut st = lock(&self.state);
-            let (attempt, label, pick) = st.upstream.call(
+            let header = |name: &str| {
+                request
+                    .headers
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.as_str())
+            };
+            let target = header(":method").zip(header(":path"));
+            let (script, attempt, label, pick) = st.upstream.call_at(
                 &request.route,
+                target,
                 request.create,
                 request.idempotency_key.as_deref(),
             );
             st.calls.push(CallRecord {
-                route: request.route.clone(),
+                route: script,
                 attempt,
                 started: now,
                 ended: None,

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use crate::base::label::call_label;
-use crate::model::{Entry, Repeat, RouteScript};
+use crate::model::{match_path, split_key, Entry, Repeat, RouteScript};
 
 /// One route's script being served: each entry once, in order (an entry
 /// with `repeat` as often as it says). Shared by the in-process transport
@@ -146,6 +146,9 @@ pub struct Upstream {
     failures: Vec<String>,
     records: u32,
     committed: HashMap<String, Stored>,
+    /// Method and path of each call served by a route's main script, for
+    /// the near-miss note of a keyed script never requested.
+    to_main: Vec<(String, String, String)>,
 }
 
 impl Upstream {
@@ -165,6 +168,68 @@ impl Upstream {
             .entry(route.to_string())
             .or_insert_with(|| RouteCursor::new(Vec::new()))
             .push(entry);
+    }
+
+    /// The next call on `route` made with `target` (method and path; `None`
+    /// in process): the script it is served from (`A`, or a keyed side
+    /// script `A GET /v1/models`, numbered on its own), its attempt number,
+    /// label and what it gets. A call matching no keyed script goes to the
+    /// route's main script; when the route has none, it fails with a
+    /// near-miss report (see [`near_miss`]).
+    pub fn call_at(
+        &mut self,
+        route: &str,
+        target: Option<(&str, &str)>,
+        create: bool,
+        idempotency_key: Option<&str>,
+    ) -> (String, u32, String, Pick) {
+        match self.script_for(route, target) {
+            Ok(name) => {
+                if let (Some((m, t)), true) = (target, name == route) {
+                    self.to_main.push((
+                        route.to_string(),
+                        m.to_string(),
+                        match_path(t).to_string(),
+                    ));
+                }
+                let (attempt, label, pick) = self.call(&name, create, idempotency_key);
+                (name, attempt, label, pick)
+            }
+            Err(msg) => {
+                let n = self.attempts.entry(route.to_string()).or_insert(0);
+                *n += 1;
+                let attempt = *n;
+                self.total += 1;
+                self.failures.push(msg);
+                (route.to_string(), attempt, "-".into(), Pick::Refused)
+            }
+        }
+    }
+
+    /// Which script serves a call on `route` made with `target`.
+    fn script_for(&self, route: &str, target: Option<(&str, &str)>) -> Result<String, String> {
+        let mut sides: Vec<(&str, &str, &str)> = self
+            .routes
+            .keys()
+            .filter_map(|k| match split_key(k) {
+                (r, Some((m, p))) if r == route => Some((k.as_str(), m, p)),
+                _ => None,
+            })
+            .collect();
+        if sides.is_empty() {
+            return Ok(route.to_string());
+        }
+        sides.sort_unstable();
+        if let Some((method, target)) = target {
+            let path = match_path(target);
+            if let Some((k, _, _)) = sides.iter().find(|(_, m, p)| *m == method && *p == path) {
+                return Ok((*k).to_string());
+            }
+        }
+        if self.routes.contains_key(route) {
+            return Ok(route.to_string());
+        }
+        Err(near_miss(route, target, &sides))
     }
 
     /// The next call on `route`: its attempt number (1-based, per route),
@@ -254,15 +319,168 @@ impl Upstream {
         self.routes.keys().map(String::as_str)
     }
 
+    /// For a keyed script never requested: the closest call its route's
+    /// main script served instead, and why it did not match.
+    fn closest_call(&self, key: &str) -> Option<String> {
+        let (route, Some((m, p))) = split_key(key) else {
+            return None;
+        };
+        let prefix = |q: &str| q.bytes().zip(p.bytes()).take_while(|(a, b)| a == b).count();
+        let (_, method, path) = self
+            .to_main
+            .iter()
+            .filter(|(r, _, _)| r == route)
+            .max_by_key(|(_, cm, cp)| (cp == p, cm == m, prefix(cp)))?;
+        let why = match (method == m, path == p) {
+            (false, true) => format!("method differs: `{m}` scripted"),
+            (true, false) => format!("path differs: `{p}` scripted"),
+            _ => format!("method and path differ: `{m} {p}` scripted"),
+        };
+        Some(format!(
+            "; closest call: `{method} {path}` ({why}), served by route {route}'s main script"
+        ))
+    }
+
     /// Ends the row: the harness failures, each route's unused entries (in
     /// `route_order`) among them, and the records created.
     pub fn finish(&mut self, route_order: &[String]) -> (Vec<String>, u32) {
         let mut failures = std::mem::take(&mut self.failures);
-        for route in route_order {
+        let mut seen: Vec<&str> = Vec::new();
+        for name in route_order {
+            // A keyed script is checked with its route, after the main one.
+            let route = split_key(name).0;
+            if seen.contains(&route) {
+                continue;
+            }
+            seen.push(route);
             if let Some(msg) = self.routes.get(route).and_then(|rs| rs.unused(route)) {
                 failures.push(msg);
             }
+            let mut sides: Vec<&String> = self
+                .routes
+                .keys()
+                .filter(|k| matches!(split_key(k), (r, Some(_)) if r == route))
+                .collect();
+            sides.sort_unstable();
+            for k in sides {
+                if let Some(mut msg) = self.routes.get(k).and_then(|rs| rs.unused(k)) {
+                    if let Some(note) = self.closest_call(k) {
+                        msg.push_str(&note);
+                    }
+                    failures.push(msg);
+                }
+            }
         }
         (failures, self.records)
+    }
+}
+
+/// The failure of a call on a route that has only keyed scripts and
+/// matched none of them: the closest script and why it did not match, with
+/// the observed method and path (as WireMock's near-miss report does).
+/// Closest: the same path (the method differs), else the same method with
+/// the longest common path prefix, else the longest common path prefix.
+pub fn near_miss(
+    route: &str,
+    target: Option<(&str, &str)>,
+    sides: &[(&str, &str, &str)],
+) -> String {
+    let keys: Vec<&str> = sides.iter().map(|(k, _, _)| *k).collect();
+    let Some((method, target)) = target else {
+        return format!(
+            "route {route}: a call without a method and path (in process) matched no script; route {route} has only keyed scripts ({})",
+            keys.join(", ")
+        );
+    };
+    let path = match_path(target);
+    let prefix = |p: &str| {
+        p.bytes()
+            .zip(path.bytes())
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    let best = sides
+        .iter()
+        .max_by_key(|(_, m, p)| (*p == path, *m == method, prefix(p), std::cmp::Reverse(*p)))
+        .copied();
+    let Some((key, m, p)) = best else {
+        return format!("route {route}: `{method} {target}` matched no script");
+    };
+    let why = match (m == method, p == path) {
+        (false, true) => format!("method differs: `{m}` scripted, `{method}` observed"),
+        (true, false) => format!("path differs: `{p}` scripted, `{path}` observed"),
+        _ => format!("method and path differ: `{m} {p}` scripted, `{method} {path}` observed"),
+    };
+    format!(
+        "route {route}: the call `{method} {target}` matched no script and route {route} has no main script; closest was `{key}` ({why})"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::side_key;
+
+    fn script(name: &str, n: usize) -> RouteScript {
+        RouteScript {
+            route: name.into(),
+            entries: (0..n).map(|_| Entry::ok()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_matching_call_is_served_by_its_keyed_script_and_numbered_apart() {
+        let mut up = Upstream::new(
+            &[
+                script("A", 1),
+                script(&side_key("A", "GET", "/v1/models"), 1),
+            ],
+            10,
+        );
+        let (s, n, _, _) = up.call_at("A", Some(("GET", "/v1/models?limit=5")), false, None);
+        assert_eq!((s.as_str(), n), ("A GET /v1/models", 1));
+        let (s, n, _, _) = up.call_at("A", Some(("POST", "/v1/chat/completions")), false, None);
+        assert_eq!((s.as_str(), n), ("A", 1));
+        let (failures, _) = up.finish(&["A".into()]);
+        assert!(failures.is_empty(), "{failures:?}");
+    }
+
+    #[test]
+    fn the_near_miss_prefers_the_same_path_and_says_the_method_differs() {
+        let mut up = Upstream::new(
+            &[
+                script(&side_key("A", "GET", "/v1/models"), 1),
+                script(&side_key("A", "POST", "/v1/chat/completions"), 1),
+            ],
+            10,
+        );
+        let (_, _, _, pick) = up.call_at("A", Some(("POST", "/v1/models")), false, None);
+        assert!(matches!(pick, Pick::Refused));
+        let (failures, _) = up.finish(&["A GET /v1/models".into()]);
+        assert!(
+            failures[0].contains(
+                "closest was `A GET /v1/models` (method differs: `GET` scripted, `POST` observed)"
+            ),
+            "{failures:?}"
+        );
+    }
+
+    #[test]
+    fn an_unused_keyed_script_names_the_closest_call_the_main_script_took() {
+        let mut up = Upstream::new(
+            &[
+                script("A", 2),
+                script(&side_key("A", "GET", "/v1/model"), 1),
+            ],
+            10,
+        );
+        up.call_at("A", Some(("GET", "/v1/models")), false, None);
+        up.call_at("A", Some(("POST", "/v1/chat/completions")), false, None);
+        let (failures, _) = up.finish(&["A".into()]);
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert!(
+            failures[0].ends_with("closest call: `GET /v1/models` (path differs: `/v1/model` scripted), served by route A's main script"),
+            "{failures:?}"
+        );
     }
 }

@@ -12,6 +12,8 @@ Settings (from the matrix's `system.env`):
   OPENAI_TIMEOUT      seconds per attempt (default 5)
   FM_STREAM           "1": stream=True and read the events
   FM_ASYNC            "1": the AsyncOpenAI client under asyncio
+  FM_LIST_MODELS      "1": call client.models.list() before the create (sync
+                      client), as a service validating its model name does
 """
 
 import asyncio
@@ -72,6 +74,8 @@ def run_sync():
                     if choice.delta and choice.delta.content:
                         out.append(choice.delta.content)
             return {"outcome": "success", "output": "".join(out)}
+        if os.environ.get("FM_LIST_MODELS") == "1":
+            client.models.list(extra_headers=headers())
         r = client.chat.completions.create(**REQUEST, extra_headers=headers())
         return {"outcome": "success", "output": r.choices[0].message.content}
     except Exception as err:  # for example a stream that breaks while it is read

@@ -341,16 +341,25 @@ async fn serve_conn<S: Conn>(inner: Arc<Inner>, route: Arc<str>, mut sock: S) {
             .is_some_and(|v| v.eq_ignore_ascii_case("close"))
             || head.minor == 0;
         let request = to_request(&inner.ctx, &route, &head, &body);
+        // A call matching a keyed side script is numbered apart from the
+        // route's attempts (and kept out of the final error's attempts).
+        let side =
+            crate::model::side_key(&route, &head.method, crate::model::match_path(&head.target));
+        let counted = if inner.ctx.side_scripts.contains(&side) {
+            side
+        } else {
+            route.to_string()
+        };
         let idx = {
             let attempt = {
                 let mut a = lock(&inner.attempts);
-                let n = a.entry(route.to_string()).or_insert(0);
+                let n = a.entry(counted.clone()).or_insert(0);
                 *n += 1;
                 *n
             };
             let mut seen = lock(&inner.seen);
             seen.push(SeenCall {
-                route: route.to_string(),
+                route: counted,
                 attempt,
                 outcome: SeenOutcome::Pending,
             });

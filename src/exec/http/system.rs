@@ -46,6 +46,7 @@ impl Seen {
     fn new(request_id: &str, calls: &[SeenCall], registry: &Registry) -> Self {
         let calls = calls
             .iter()
+            .filter(|c| crate::model::split_key(&c.route).1.is_none())
             .map(|c| {
                 let observed = match &c.outcome {
                     SeenOutcome::Status { status, body } => Observed::Response {
@@ -200,6 +201,10 @@ where
     P: Send + Sync + 'static,
     E: Send + 'static,
 {
+    fn sees_requests(&self) -> bool {
+        true
+    }
+
     fn needs_io(&self) -> bool {
         true
     }

@@ -279,6 +279,15 @@ pub(super) fn row_scripts(row: &Row, spec: &CommandSpec) -> Vec<RouteScript> {
 pub(super) fn scripts_for(row: &Row, declared: Option<&[String]>) -> Vec<RouteScript> {
     let mut scripts: Vec<RouteScript> = Vec::new();
     for r in declared.into_iter().flatten() {
+        let has_side = row
+            .inject()
+            .iter()
+            .any(|x| matches!(x.key(), (route, Some(_)) if route == r));
+        if has_side && !row.inject().iter().any(|x| &x.route == r) {
+            // Only keyed scripts: a call matching none gets a near-miss
+            // report, not an empty main script's "0 answers".
+            continue;
+        }
         let entries = row
             .inject()
             .iter()
@@ -546,6 +555,12 @@ pub(super) fn observation(matrix: &Matrix, row: &Row, request_id: String, ran: R
         limit,
         exact,
     } = ran;
+    // Side calls (served from keyed scripts) are not attempts: they neither
+    // number nor drive the trace's decisions.
+    let calls: Vec<CallRecord> = calls
+        .into_iter()
+        .filter(|c| crate::model::split_key(&c.route).1.is_none())
+        .collect();
     let time = if exact { |d| d } else { round_ms };
     let text = String::from_utf8_lossy(&stdout);
     let json_line = text

@@ -91,6 +91,13 @@ async fn run_async(
         escalations: EscalationSink::default(),
         wall_start: SystemTime::now(),
         request_body_paths: crate::model::requests::body_paths(&row.expect.requests).into(),
+        side_scripts: row
+            .inject()
+            .iter()
+            .filter(|s| s.key().1.is_some())
+            .map(|s| s.route.clone())
+            .collect::<Vec<_>>()
+            .into(),
     };
     let escalations = ctx.escalations.clone();
     // The limit a command system gets by default, capped by the budget.

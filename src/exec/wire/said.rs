@@ -93,7 +93,7 @@ fn cut_chars(text: &str, max: usize) -> String {
 /// `${VAR}` and `${VAR:-default}` as the runner does, and a secret taken
 /// from the environment is not printed).
 pub fn reproduce(matrix: &Matrix, row: &Row, spec: &CommandSpec) -> Vec<String> {
-    let routes: Vec<String> = row.inject().iter().map(|s| s.route.clone()).collect();
+    let routes: Vec<String> = row.scripted_routes();
     let mut vars: Vec<(String, String)> = Vec::new();
     let routes_var: Vec<String> = routes
         .iter()

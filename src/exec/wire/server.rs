@@ -270,13 +270,18 @@ impl FixtureServer {
         let open = Arc::new(Semaphore::new(limits.max_connections));
         let mut listeners = Vec::new();
         for s in scripts {
+            // One listener per route: keyed side scripts share their route's.
+            let route = s.key().0;
+            if listeners.iter().any(|x: &Listener| x.route == route) {
+                continue;
+            }
             let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
             let addr = l.local_addr()?;
             listeners.push(Listener {
-                route: s.route.clone(),
+                route: route.to_string(),
                 addr,
             });
-            let route: Arc<str> = Arc::from(s.route.as_str());
+            let route: Arc<str> = Arc::from(route);
             let sh = shared.clone();
             let open = open.clone();
             tokio::spawn(async move {
@@ -390,8 +395,12 @@ pub(crate) fn observe(head: &Head, body: &[u8]) -> (Vec<(String, String)>, Optio
 fn pick(shared: &Shared, route: &str, call: WireCall) -> (usize, Pick) {
     let mut st = shared.lock();
     let key = call.header("idempotency-key").map(str::to_string);
-    let (attempt, entry, pick) = st.upstream.call(route, shared.create, key.as_deref());
+    let target = Some((call.method.as_str(), call.path.as_str()));
+    let (script, attempt, entry, pick) =
+        st.upstream
+            .call_at(route, target, shared.create, key.as_deref());
     st.calls.push(WireCall {
+        route: script,
         attempt,
         entry,
         ..call

@@ -691,8 +691,12 @@ impl<'a> RowRun<'a> {
             .is_some_and(|v| v.eq_ignore_ascii_case("close"))
             || head.minor == 0;
         let key = call.header("idempotency-key").map(str::to_string);
-        let (attempt, label, pick) = self.upstream.call(&route, self.create, key.as_deref());
+        let target = Some((call.method.as_str(), call.path.as_str()));
+        let (script, attempt, label, pick) =
+            self.upstream
+                .call_at(&route, target, self.create, key.as_deref());
         self.calls.push(WireCall {
+            route: script,
             attempt,
             entry: label,
             ..call
@@ -1479,6 +1483,11 @@ pub async fn run_row_stats(
     let mut routes = Vec::new();
     let mut fixture_addrs = Vec::new();
     for s in &scripts {
+        // One listener per route: keyed side scripts share their route's.
+        let route = s.key().0;
+        if routes.iter().any(|(r, _): &(String, String)| r == route) {
+            continue;
+        }
         let bound = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
             .and_then(|l| l.set_nonblocking(true).map(|()| l))
             .and_then(|l| l.local_addr().map(|a| (l, a)));
@@ -1486,9 +1495,9 @@ pub async fn run_row_stats(
             Ok(x) => x,
             Err(e) => return failed(format!("cannot bind the fixture server on 127.0.0.1: {e}")),
         };
-        routes.push((s.route.clone(), format!("http://{addr}")));
+        routes.push((route.to_string(), format!("http://{addr}")));
         fixture_addrs.push(addr.to_string());
-        fixtures.push((l, s.route.clone()));
+        fixtures.push((l, route.to_string()));
     }
     let control = match tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await {
         Ok(l) => l,

@@ -21,6 +21,13 @@ pub trait System: Send + Sync {
     fn needs_io(&self) -> bool {
         false
     }
+
+    /// Whether the transport's calls carry a method and path (the HTTP
+    /// seam's do), so scripts keyed by them (`A GET /v1/models`) can be
+    /// served. Default: no; a row with keyed scripts is then a load error.
+    fn sees_requests(&self) -> bool {
+        false
+    }
 }
 
 pub use faultmatrix_controller::outcome::{
@@ -49,6 +56,10 @@ pub struct RowContext {
     /// what a transport that sees bodies keeps of them (the HTTP seam does,
     /// with [`crate::base::json_path::observe`]).
     pub request_body_paths: Arc<[JsonPath]>,
+    /// The row's keyed side scripts (`A GET /v1/models`, see
+    /// [`crate::model::side_key`]): a transport that sees methods and paths
+    /// (the HTTP seam) keeps calls matching one out of the attempts.
+    pub side_scripts: Arc<[String]>,
 }
 
 /// One call of a failed run as the harness classified it: what the

@@ -576,6 +576,12 @@ fn load_inner(
             return None;
         }
     };
+    if let SystemUnderTest::InProcess { system, name } = &system {
+        refuse_keyed_scripts_in_process(cx, &rows, system.as_ref(), name);
+        if !cx.diags.is_empty() {
+            return None;
+        }
+    }
     let mut matrix = Matrix::new(
         cx.file.to_string(),
         Arc::from(text),
@@ -684,6 +690,40 @@ fn refuse_refused_over_the_wire(cx: &mut Ctx<'_>, row: &crate::model::Row, path:
                     "route {} answers `refused`, which a command system cannot be given: over the wire a listener cannot refuse one connection and accept the next, so the call could not be both refused and observed; `refused` runs in process (see docs/over-the-wire.md)",
                     script.route
                 ),
+            );
+        }
+    }
+}
+
+/// Keyed scripts (`A GET /v1/models`) need calls that carry a method and a
+/// path: a command over the wire or the HTTP seam. An in-process system
+/// calls the transport without either, so its rows cannot have them.
+fn refuse_keyed_scripts_in_process(
+    cx: &mut Ctx,
+    rows: &[crate::model::Row],
+    file_system: &dyn System,
+    name: &str,
+) {
+    for row in rows {
+        let system = row
+            .settings
+            .system
+            .as_ref()
+            .map_or(file_system, |s| s.system.as_ref());
+        if system.sees_requests() {
+            continue;
+        }
+        for s in row.inject().iter().filter(|s| s.key().1.is_some()) {
+            let at = child(&child(&row.path, key("inject")), key(&s.route));
+            let pos = cx.key_pos(&at);
+            cx.error_at(
+                pos,
+                format!(
+                    "keyed script `{}` in row `{}`: system `{name}` runs in process, where calls have no method or path to match",
+                    s.route, row.name
+                ),
+                Some("keyed scripts need a command system (over the wire) or an HTTP-seam system".into()),
+                Some("script the route's calls in order under its plain name (`A:`)".into()),
             );
         }
     }

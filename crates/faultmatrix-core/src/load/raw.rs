@@ -90,7 +90,10 @@ pub struct RawRow {
     /// Words for selection: `faultmatrix run --tag X`, `cargo test -- tag:X`.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// What each route answers, in order: `A: [503, 503]`, `B: [200]`.
+    /// What each route answers, in order: `A: [503, 503]`, `B: [200]`. A
+    /// key `ROUTE METHOD /path` (`A GET /v1/models: [200]`) is a keyed side
+    /// script: it serves the route's calls with that method and path, which
+    /// are not attempts (HTTP-seam and command systems only).
     #[serde(default)]
     #[schemars(with = "Option<std::collections::BTreeMap<String, ScriptSchema>>")]
     pub inject: Option<serde_yaml::Mapping>,

@@ -156,6 +156,22 @@ pub(crate) fn validate_row(
                 continue;
             };
             let rpath = child(&inject_path, key(route));
+            let (route, side) = crate::model::split_key(route);
+            if let Some((method, target)) = side {
+                if let Err(why) = check_side_key(method, target) {
+                    let pos = cx.key_pos(&rpath);
+                    cx.error_at(
+                        pos,
+                        format!("bad keyed script `{}` in `inject`: {why}", k.as_str().unwrap_or_default()),
+                        Some(
+                            "a keyed script is written `ROUTE METHOD /path`, e.g. `A GET /v1/models`"
+                                .into(),
+                        ),
+                        None,
+                    );
+                    continue;
+                }
+            }
             if let Some(known) = routes {
                 if !known.iter().any(|r| r == route) {
                     let pos = cx.key_pos(&rpath);
@@ -170,7 +186,10 @@ pub(crate) fn validate_row(
             }
             let entries = script_entries(cx, v, &rpath, registry);
             inject.push(RouteScript {
-                route: route.to_string(),
+                route: match side {
+                    Some((m, t)) => crate::model::side_key(route, m, t),
+                    None => route.to_string(),
+                },
                 entries,
             });
         }
@@ -178,7 +197,16 @@ pub(crate) fn validate_row(
 
     let trace_routes: Vec<String> = match routes {
         Some(r) => r.to_vec(),
-        None => inject.iter().map(|s| s.route.clone()).collect(),
+        None => {
+            let mut r: Vec<String> = Vec::new();
+            for s in &inject {
+                let route = s.key().0.to_string();
+                if !r.contains(&route) {
+                    r.push(route);
+                }
+            }
+            r
+        }
     };
     let expect = validate_expect(
         cx,
@@ -201,4 +229,26 @@ pub(crate) fn validate_row(
         settings,
         expect,
     })
+}
+
+/// Methods a keyed script may name.
+const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+
+/// Checks the method and path of a keyed script (`A GET /v1/models`).
+fn check_side_key(method: &str, path: &str) -> Result<(), String> {
+    if !METHODS.contains(&method) {
+        return Err(format!(
+            "`{method}` is not a method; expected one of {}",
+            METHODS.join(", ")
+        ));
+    }
+    if !path.starts_with('/') {
+        return Err(format!("the path `{path}` must start with `/`"));
+    }
+    if path.contains([' ', '?', '#']) {
+        return Err(format!(
+            "the path `{path}` must be one path without spaces or a query (calls are matched on the path alone)"
+        ));
+    }
+    Ok(())
 }

@@ -30,4 +30,7 @@ pub mod tolerance;
 pub use expect::{Decision, Expect, ExpectedError, ExpectedEscalation, ExpectedLine, STOP_REASONS};
 pub use matrix::{Matrix, SystemUnderTest};
 pub use row::{JitterInput, RequestSpec, Row, Script, Settings};
-pub use script::{Answer, Entry, Repeat, RouteScript, ScriptedResponse, SseItem, StreamSpec};
+pub use script::{
+    match_path, side_key, split_key, Answer, Entry, Repeat, RouteScript, ScriptedResponse, SseItem,
+    StreamSpec,
+};

@@ -47,6 +47,19 @@ impl Row {
         }
     }
 
+    /// The routes the row scripts, in order, each once (a keyed side
+    /// script `A GET /v1/models` counts as its route `A`).
+    pub fn scripted_routes(&self) -> Vec<String> {
+        let mut routes: Vec<String> = Vec::new();
+        for s in self.inject() {
+            let route = s.key().0;
+            if !routes.iter().any(|r| r == route) {
+                routes.push(route.to_string());
+            }
+        }
+        routes
+    }
+
     /// The row's tape, when it has one.
     pub fn tape(&self) -> Option<&TapeRow> {
         match &self.script {

@@ -5,13 +5,42 @@ use std::time::Duration;
 
 pub use faultmatrix_controller::SseItem;
 
-/// The scripted answers of one route.
+/// The scripted answers of one route, or of one route's side calls.
 #[derive(Debug, Clone)]
 pub struct RouteScript {
-    /// The route's name.
+    /// The route's name (`A`), or for a keyed side script the route, method
+    /// and path (`A GET /v1/models`, see [`side_key`]).
     pub route: String,
     /// Entries in serving order.
     pub entries: Vec<Entry>,
+}
+
+impl RouteScript {
+    /// The route and, for a keyed side script, its method and path.
+    pub fn key(&self) -> (&str, Option<(&str, &str)>) {
+        split_key(&self.route)
+    }
+}
+
+/// The name of a keyed side script: `A GET /v1/models`.
+pub fn side_key(route: &str, method: &str, path: &str) -> String {
+    format!("{route} {method} {path}")
+}
+
+/// Splits a script name into its route and, for a keyed side script, its
+/// method and path (`A GET /v1/models` -> `A`, `GET`, `/v1/models`).
+pub fn split_key(name: &str) -> (&str, Option<(&str, &str)>) {
+    let mut parts = name.splitn(3, ' ');
+    let route = parts.next().unwrap_or(name);
+    match (parts.next(), parts.next()) {
+        (Some(m), Some(p)) => (route, Some((m, p))),
+        _ => (name, None),
+    }
+}
+
+/// The path a request is matched on: its target without the query string.
+pub fn match_path(target: &str) -> &str {
+    target.split(['?', '#']).next().unwrap_or(target)
 }
 
 /// How often an entry is served before the script moves on.
