@@ -10,8 +10,10 @@ use std::path::{Path, PathBuf};
 
 use faultmatrix::exec::fuzz::TARGETS;
 
+/// Found at run time, like every fixture of the suite, so an archived
+/// build runs on a moved tree (runner-tests/paths.rs).
 fn fuzz_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz")
+    crate::common::workspace().join("fuzz")
 }
 
 fn inputs(dir: &Path) -> Vec<PathBuf> {
