@@ -108,8 +108,15 @@ fn is_mask(c: char) -> bool {
 }
 
 /// The forms of `secret` an upstream may echo, besides the secret itself:
-/// its base64 (both alphabets, with and without padding).
+/// its base64 (both alphabets, with and without padding), and the part of
+/// its base64 that is the same wherever the secret sits inside a longer
+/// encoded blob (`base64("user:" + key)`): a blob encodes three bytes per
+/// four characters, so for each of the three alignments the secret's
+/// whole three-byte groups encode to the same characters, whatever comes
+/// before or after them.
 fn encoded_forms(secret: &str) -> Vec<String> {
+    /// Shorter stable runs could match unrelated base64 by chance.
+    const MIN_GROUPS: usize = 3;
     let mut v = Vec::new();
     for url_safe in [false, true] {
         let padded = base64(secret.as_bytes(), url_safe);
@@ -119,6 +126,13 @@ fn encoded_forms(secret: &str) -> Vec<String> {
             v.push(padded);
         }
         v.push(bare);
+        for shift in 0..3 {
+            let tail = &secret.as_bytes()[shift.min(secret.len())..];
+            let whole = tail.len() / 3 * 3;
+            if whole / 3 >= MIN_GROUPS {
+                v.push(base64(&tail[..whole], url_safe));
+            }
+        }
     }
     v.sort_by_key(|s| std::cmp::Reverse(s.len()));
     v.dedup();
@@ -498,6 +512,31 @@ mod tests {
             out,
             "key ****abcd and sk-[scrubbed]*****0000 and 2025-01-01T00:00..."
         );
+    }
+
+    #[test]
+    fn a_secret_inside_a_longer_base64_blob_is_caught_at_any_alignment() {
+        let key = "sk-live-Abc123XyZ789qrs";
+        let mut s = Scrubber::default();
+        s.secret(key);
+        for prefix in ["", "u", "us", "user:", "Bearer "] {
+            for suffix in ["", "!", "#tail"] {
+                for url_safe in [false, true] {
+                    let blob = base64(format!("{prefix}{key}{suffix}").as_bytes(), url_safe);
+                    let out = s.text(&format!("echo {blob} end"));
+                    assert!(out.contains(MARK), "{prefix:?}+key+{suffix:?}: {out}");
+                    // What is left of the blob encodes the prefix and suffix
+                    // (and a few bits of the key's ends), never a run long
+                    // enough to hold the key.
+                    let longest = out
+                        .split(|c: char| !(c.is_ascii_alphanumeric() || "+/-_=".contains(c)))
+                        .map(str::len)
+                        .max()
+                        .unwrap_or(0);
+                    assert!(longest <= 12, "{prefix:?}+key+{suffix:?}: {out}");
+                }
+            }
+        }
     }
 
     #[test]
