@@ -206,6 +206,29 @@ impl System for Hanging {
     }
 }
 
+/// A system that sleeps `Duration::MAX` between two calls: tokio clamps
+/// such a sleep to about 30 years, which no row may wait for.
+struct SleepsForever;
+impl System for SleepsForever {
+    fn run(
+        &self,
+        ctx: faultmatrix::system::RowContext,
+    ) -> BoxFuture<'_, faultmatrix::system::SystemResult> {
+        Box::pin(async move {
+            let call = || {
+                ctx.transport.call(Request {
+                    route: "A".into(),
+                    ..Request::default()
+                })
+            };
+            let _ = call().await;
+            tokio::time::sleep(Duration::MAX).await;
+            let _ = call().await;
+            Ok(Success::default())
+        })
+    }
+}
+
 /// A system that returns at once but keeps calling in the background.
 struct CallsAfterReturn;
 impl System for CallsAfterReturn {
@@ -249,6 +272,7 @@ fn custom_systems() -> Systems {
     };
     s.register("looping", plain(Arc::new(Looping)));
     s.register("hanging", plain(Arc::new(Hanging)));
+    s.register("sleeps-forever", plain(Arc::new(SleepsForever)));
     s.register("calls-after-return", plain(Arc::new(CallsAfterReturn)));
     s
 }
@@ -303,6 +327,34 @@ rows:
     let msg = v[0].clone().expect_err("hang must fail");
     assert!(
         msg.contains("the system was still running after the row's budget of 600s while waiting on A1 (scripted: timeout)"),
+        "{msg}"
+    );
+}
+
+/// A wait tokio would clamp (about 30 years) never passes as a shorter
+/// one: a row's budget is at most 87600h (docs/format.md, "Limits"), so
+/// the row fails at its budget, on the virtual clock, naming it.
+#[test]
+fn a_sleep_tokio_would_clamp_fails_the_row_at_its_budget() {
+    let yaml = "title: t
+system: sleeps-forever
+rows:
+  - name: sleeps for ever
+    budget: 87600h
+    inject:
+      A: [503, 200]
+    expect:
+      stop: success
+";
+    let started = std::time::Instant::now();
+    let v = verdicts_with(yaml, &custom_systems());
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "virtual time must not sleep"
+    );
+    let msg = v[0].clone().expect_err("a 30-year sleep must fail the row");
+    assert!(
+        msg.contains("the system was still running after the row's budget of 315360000s"),
         "{msg}"
     );
 }
