@@ -413,36 +413,54 @@ pub(super) fn kill_group(pid: Option<u32>) {
     }
 }
 
-async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
+/// A row's fixture server, started for a system that runs over the wire
+/// (a command here, the in-process reference system in
+/// [`super::over_http`]): the row's request id, the server, and each
+/// route's base URL. A row with a tape, or a server that cannot bind,
+/// gives the failed observation instead.
+pub(super) async fn start_row_server(
+    matrix: &Matrix,
+    row: &Row,
+    scripts: &[RouteScript],
+) -> Result<(String, FixtureServer, Vec<(String, String)>), Observation> {
     let s = &row.settings;
     let request_id = crate::exec::observation::request_id(&matrix.file, &row.name);
     if row.tape().is_some() {
-        return Observation::failed(
+        return Err(Observation::failed(
             request_id,
             "a row with a tape cannot run over the wire: tapes replay in process only".into(),
-        );
+        ));
     }
-    let scripts = row_scripts(row, spec);
     let options = ServerOptions {
         max_calls: s.max_calls,
         log: false,
         create: s.request.create,
         body_paths: crate::model::requests::body_paths(&row.expect.requests),
     };
-    let server = match FixtureServer::start_with(&scripts, options).await {
+    let server = match FixtureServer::start_with(scripts, options).await {
         Ok(sv) => sv,
         Err(e) => {
-            return Observation::failed(
+            return Err(Observation::failed(
                 request_id,
                 format!("cannot bind the fixture server on 127.0.0.1: {e}"),
-            )
+            ))
         }
     };
-    let routes: Vec<(String, String)> = server
+    let routes = server
         .listeners()
         .iter()
         .map(|l| (l.route.clone(), l.url()))
         .collect();
+    Ok((request_id, server, routes))
+}
+
+async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
+    let s = &row.settings;
+    let scripts = row_scripts(row, spec);
+    let (request_id, server, routes) = match start_row_server(matrix, row, &scripts).await {
+        Ok(started) => started,
+        Err(failed) => return failed,
+    };
     let (mut cmd, argv) = match base_command(matrix, row, spec, env, &routes, &request_id) {
         Ok(c) => c,
         Err(e) => return Observation::failed(request_id, e),

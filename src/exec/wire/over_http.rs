@@ -12,8 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::client::HttpTransport;
-use super::command::{from_first_call, observation, scripts_for, Ended, Ran};
-use super::server::{FixtureServer, ServerOptions};
+use super::command::{from_first_call, observation, scripts_for, start_row_server, Ended, Ran};
 use crate::contracts::system::{EscalationSink, JitterSource, RowContext, System};
 use crate::exec::observation::{request_id, Observation};
 use crate::exec::trace::Ending;
@@ -48,34 +47,11 @@ async fn run_async(
     routes: Option<&[String]>,
 ) -> Observation {
     let s = &row.settings;
-    let request_id = request_id(&matrix.file, &row.name);
-    if row.tape().is_some() {
-        return Observation::failed(
-            request_id,
-            "a row with a tape cannot run over the wire: tapes replay in process only".into(),
-        );
-    }
     let scripts = scripts_for(row, routes);
-    let options = ServerOptions {
-        max_calls: s.max_calls,
-        log: false,
-        create: s.request.create,
-        body_paths: crate::model::requests::body_paths(&row.expect.requests),
+    let (request_id, server, bases) = match start_row_server(matrix, row, &scripts).await {
+        Ok(started) => started,
+        Err(failed) => return failed,
     };
-    let server = match FixtureServer::start_with(&scripts, options).await {
-        Ok(sv) => sv,
-        Err(e) => {
-            return Observation::failed(
-                request_id,
-                format!("cannot bind the fixture server on 127.0.0.1: {e}"),
-            )
-        }
-    };
-    let bases: Vec<(String, String)> = server
-        .listeners()
-        .iter()
-        .map(|l| (l.route.clone(), l.url()))
-        .collect();
     let transport = match HttpTransport::new(&bases, PATH) {
         Ok(t) => t,
         Err(e) => return Observation::failed(request_id, e),
