@@ -66,6 +66,11 @@ impl RouteCursor {
         Ok(entry)
     }
 
+    /// The entry the next call gets, without serving it.
+    pub fn peek(&self) -> Option<&Entry> {
+        self.entries.get(self.cursor)
+    }
+
     /// The failure message when scripted answers were never requested.
     pub fn unused(&self, route: &str) -> Option<String> {
         let mut unused = Vec::new();
@@ -283,6 +288,32 @@ impl Upstream {
                 }
             }
         }
+    }
+
+    /// Whether the next call on `route`'s main script is scripted
+    /// `refused`: a connection to the route is refused then (over the
+    /// wire, the decision is taken at connect time, before any request).
+    pub fn next_refused(&self, route: &str) -> bool {
+        self.routes
+            .get(route)
+            .and_then(RouteCursor::peek)
+            .is_some_and(|e| matches!(e.answer, crate::model::Answer::Refused))
+    }
+
+    /// A connection to `route` attempted while its next entry is
+    /// `refused` (see [`Upstream::next_refused`]): the entry is served as
+    /// that call. Returns the call's attempt number and label, or `None`
+    /// when the next entry is not `refused` (the connection goes ahead and
+    /// nothing is consumed).
+    pub fn refuse_connect(&mut self, route: &str) -> Option<(u32, String)> {
+        if !self.next_refused(route) {
+            return None;
+        }
+        let (attempt, label, pick) = self.call(route, false, None);
+        // The runaway guard may have stopped the run instead: the label is
+        // `-` then and the failure is recorded; it is still this call.
+        let _ = pick;
+        Some((attempt, label))
     }
 
     /// A create answered with success: one record, committed for its key.
