@@ -532,7 +532,7 @@ class Installation(unittest.TestCase):
             c, _ = ls.accept()
             hello = json.loads(c.makefile().readline())
             self.hello = hello
-            c.sendall(b'{"op":"refuse","error":"this runner speaks v2 only","versions":[2]}\n')
+            c.sendall(b'{"op":"refuse","error":"this runner speaks v3 only","versions":[3]}\n')
             c.close()
 
         t = threading.Thread(target=serve)
@@ -542,11 +542,11 @@ class Installation(unittest.TestCase):
                              capture_output=True, text=True)
         t.join()
         ls.close()
-        self.assertEqual(self.hello["versions"], [1])
+        self.assertEqual(self.hello["versions"], [1, 2])
         self.assertEqual(self.hello["role"], "row")
         self.assertEqual(out.returncode, 97)
-        self.assertIn("this runner speaks v2 only", out.stderr)
-        self.assertIn("speaks protocol versions [2], this shim [1]", out.stderr)
+        self.assertIn("this runner speaks v3 only", out.stderr)
+        self.assertIn("speaks protocol versions [3], this shim [1, 2]", out.stderr)
 
 
 if __name__ == "__main__":

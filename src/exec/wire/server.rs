@@ -709,8 +709,9 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
         match entry.answer {
             Answer::Refused => {
                 // The connection is already accepted: refusing it now
-                // would be a lie. The loader refuses these rows; this is
-                // the guard for a server started some other way.
+                // would be a lie. The loader refuses these rows on the real
+                // clock and `--over-http` refuses through the gate before
+                // connecting; this is the guard for a server used otherwise.
                 shared.lock().upstream.fail(REFUSED_ON_A_SOCKET.into());
                 let _ = sock.set_zero_linger();
                 shared.end(idx, Outcome::Unscripted);
