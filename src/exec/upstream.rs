@@ -460,6 +460,34 @@ mod tests {
     }
 
     #[test]
+    fn a_connect_consumes_only_a_refused_entry_and_numbers_it_as_the_routes_call() {
+        let refused = Entry {
+            answer: crate::model::Answer::Refused,
+            label: "refused".into(),
+            ..Entry::ok()
+        };
+        let mut up = Upstream::new(
+            &[RouteScript {
+                route: "A".into(),
+                entries: vec![Entry::ok(), refused, Entry::ok()],
+            }],
+            10,
+        );
+        // The next entry is a 200: the connection goes ahead, nothing consumed.
+        assert!(!up.next_refused("A") && up.refuse_connect("A").is_none());
+        assert!(!up.next_refused("B") && up.refuse_connect("B").is_none());
+        let (_, n, _, _) = up.call_at("A", None, false, None);
+        assert_eq!(n, 1);
+        assert!(up.next_refused("A"));
+        assert_eq!(up.refuse_connect("A"), Some((2, "refused".to_string())));
+        assert!(up.refuse_connect("A").is_none());
+        let (_, n, _, pick) = up.call_at("A", None, false, None);
+        assert!(n == 3 && matches!(pick, Pick::Entry(_)));
+        let (failures, _) = up.finish(&["A".into()]);
+        assert!(failures.is_empty(), "{failures:?}");
+    }
+
+    #[test]
     fn a_matching_call_is_served_by_its_keyed_script_and_numbered_apart() {
         let mut up = Upstream::new(
             &[

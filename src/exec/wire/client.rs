@@ -172,11 +172,8 @@ impl Transport for HttpTransport {
         let client = self.client.clone();
         // Asked now, as the call starts: a refusal takes no time and the
         // call never reaches a socket.
-        let refused = base.is_some()
-            && self
-                .gate
-                .as_ref()
-                .is_some_and(|g| g.refuse(&request.route));
+        let refused =
+            base.is_some() && self.gate.as_ref().is_some_and(|g| g.refuse(&request.route));
         Box::pin(async move {
             if refused {
                 return Err(TransportError::Refused);

@@ -1170,8 +1170,11 @@ impl<'a> RowRun<'a> {
             Some(route) => self.refuse_connect(&route),
             None => false,
         };
-        self.send(conn, json!({"op": "connect", "seq": seq, "refused": refused}))
-            .await;
+        self.send(
+            conn,
+            json!({"op": "connect", "seq": seq, "refused": refused}),
+        )
+        .await;
     }
 
     /// Serves a refused connection on `route` when its next entry says so.
