@@ -88,7 +88,7 @@ run() {
   mkdir "$outside/x"
   local rc=0 junit="$tree/target/nextest/ci/junit.xml"
   rm -f "$junit"
-  local cmd=(timeout 600 cargo nextest run --archive-file "$archive"
+  local cmd=(timeout 1200 cargo nextest run --archive-file "$archive"
     --workspace-remap "$tree" --extract-to "$outside/x" --profile ci
     --no-tests=pass "$@")
   if [ "$tree" = "$moved" ] && [ "$mode" = hidden ]; then
