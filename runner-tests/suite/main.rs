@@ -20,6 +20,7 @@ mod fuzz_regressions;
 mod hardening;
 mod html_browser;
 mod http_seam;
+mod interrupt;
 mod junit;
 mod layers;
 mod live;

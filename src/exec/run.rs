@@ -84,6 +84,15 @@ pub fn run_row_with(matrix: &Matrix, row: &Row, opts: &ExecOptions) -> Observati
             // A command system runs over HTTP, on its virtual or real clock.
             return crate::exec::wire::run_row(matrix, row, spec, &opts.env);
         }
+        #[cfg(not(feature = "record"))]
+        SystemUnderTest::OverHttp { .. } => {
+            // Its client (hyper with rustls) is the `record` feature's.
+            return Observation::failed(
+                request_id(&matrix.file, &row.name),
+                "running a system over HTTP needs faultmatrix built with the `record` feature (the CLI has it)".into(),
+            );
+        }
+        #[cfg(feature = "record")]
         SystemUnderTest::OverHttp { system, routes, .. } => {
             // The row's own policy, else the file's, over real HTTP.
             let system = row

@@ -37,11 +37,13 @@
 //! | [`format`] | the tape file (version 1), its digest, reading and writing |
 //! | [`replay`] | the ordered replay transport |
 //! | [`record`] | the recording transport, the cue check, the atomic commit |
+//! | `interrupt` | the live temp files, removed when SIGINT, SIGTERM or SIGHUP ends the process |
 //! | [`http`] | a minimal HTTP/1.1 client and the SSE parser |
 //! | [`upstream`] | a scripted loopback upstream for record-mode tests |
 
 pub mod format;
 pub mod http;
+mod interrupt;
 pub mod record;
 pub mod replay;
 pub mod upstream;

@@ -21,6 +21,7 @@ use super::format::{
     self, Header, Interaction, Summary, Tape, TapeEvent, TapeRequest, TapeResponse, TapeStream,
 };
 use super::http::{self, BaseUrl, Received, ReceivedBody};
+use super::interrupt;
 use super::replay::{self, Replay};
 use super::{upstream_env, Mode, RecordOptions, TapeErrorKind, TapeRow};
 use crate::base::env::Env;
@@ -71,24 +72,28 @@ impl Recording {
         let tmp = self.tmp.as_ref().expect("written when there is no error");
         if let Err(why) = writable(&self.root, &self.target) {
             let _ = std::fs::remove_file(tmp);
+            interrupt::unlist(tmp);
             return Err(format!(
                 "recording {}: refused to write the tape: {why}",
                 self.file
             ));
         }
-        std::fs::rename(tmp, &self.target).map_err(|e| {
+        let moved = std::fs::rename(tmp, &self.target).map_err(|e| {
             let _ = std::fs::remove_file(tmp);
             format!(
                 "recording {}: cannot move the tape into place: {e}",
                 self.file
             )
-        })
+        });
+        interrupt::unlist(tmp);
+        moved
     }
 
     /// Drops the temporary file; the old tape stays as it was.
     pub fn discard(&self) {
         if let Some(tmp) = &self.tmp {
             let _ = std::fs::remove_file(tmp);
+            interrupt::unlist(tmp);
         }
     }
 }
@@ -242,7 +247,12 @@ impl Recorder {
             return (report, rec);
         }
         match write_tmp(&row.path, &text) {
-            Ok(p) => rec.tmp = Some(p),
+            Ok(p) => {
+                rec.tmp = Some(p);
+                if let Some(flag) = self.setup.vars.non_empty(HOLD_ENV) {
+                    hold(Path::new(flag));
+                }
+            }
             Err(e) => {
                 rec.write_error = Some(format!(
                     "recording {}: cannot write the tape: {e}",
@@ -251,6 +261,24 @@ impl Recorder {
             }
         }
         (report, rec)
+    }
+}
+
+/// Test-only: a path; when set, a recording stops right after writing its
+/// temporary file, creates the path, and waits there (at most
+/// [`HOLD_LIMIT`]) so a test can interrupt the process while the file
+/// exists. Not for users; see docs/tapes.md.
+pub const HOLD_ENV: &str = "FAULTMATRIX_TEST_HOLD_RECORDING";
+
+/// How long [`HOLD_ENV`] holds a recording before it goes on.
+pub const HOLD_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The [`HOLD_ENV`] hold: real time, bounded, on this thread.
+fn hold(flag: &Path) {
+    let _ = std::fs::write(flag, b"holding\n");
+    let start = std::time::Instant::now();
+    while start.elapsed() < HOLD_LIMIT {
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 
@@ -344,15 +372,18 @@ fn write_tmp(target: &Path, text: &str) -> std::io::Result<PathBuf> {
     let write = || -> std::io::Result<()> {
         use std::io::Write;
         // `create_new`: never follows a symlink planted under the name.
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+        let mut f = interrupt::create_listed(&tmp, |p| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(p)
+        })?;
         f.write_all(text.as_bytes())?;
         f.sync_all()
     };
     if let Err(e) = write() {
         let _ = std::fs::remove_file(&tmp);
+        interrupt::unlist(&tmp);
         return Err(e);
     }
     Ok(tmp)

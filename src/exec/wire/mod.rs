@@ -21,6 +21,7 @@
 pub mod client;
 pub mod command;
 pub mod http;
+#[cfg(feature = "record")]
 pub mod over_http;
 pub mod said;
 pub mod server;

@@ -92,7 +92,13 @@ pub(super) fn check(text: &str) -> Result<(), YamlError> {
         }
         if let Some(q) = quote {
             match c {
-                b'\\' if q == b'"' => i += 1,
+                // An escape skips the next byte only when it is ASCII and
+                // not a line break: a multi-byte character is stepped over
+                // whole by the loop (never sliced mid-character), and a
+                // line break still counts as one.
+                b'\\' if q == b'"' && b.get(i + 1).is_some_and(|n| n.is_ascii() && *n != b'\n') => {
+                    i += 1
+                }
                 b'\'' if q == b'\'' && b.get(i + 1) == Some(&b'\'') => i += 1,
                 _ if c == q => quote = None,
                 _ => {}
@@ -234,6 +240,16 @@ mod tests {
         // Two block levels (`a`, `b`), so the 63rd bracket is the 65th level.
         assert_eq!(pos(&deep), Some((2, 6 + 62)));
         assert!(check(&deep).unwrap_err().message.contains("64 levels"));
+    }
+
+    #[test]
+    fn an_escaped_multi_byte_character_is_stepped_over_whole() {
+        // Found by the registry and tape fuzz targets: the escape skipped
+        // one byte into `é` and the next slice panicked.
+        assert_eq!(pos("a: \"\\é [[\"\nb: 1\n"), None);
+        assert_eq!(pos("a: \"\\\u{0386}\"\n"), None);
+        // An escaped line break still counts as a line.
+        assert_eq!(pos("a: \"x\\\n y\"\nb: \u{1}\n"), Some((3, 4)));
     }
 
     #[test]
