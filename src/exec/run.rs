@@ -114,9 +114,14 @@ pub fn run_row_with(matrix: &Matrix, row: &Row, opts: &ExecOptions) -> Observati
             .map_or_else(|| system.clone(), |s| s.system.clone()),
     };
     if system.needs_io() {
-        // Sockets may outlive a row in ways a task count does not show: a
-        // fresh runtime each time.
-        return paused_io_runtime().block_on(run_row_async(matrix, row, system.as_ref(), opts));
+        // The seam's listeners and connections end with the row; the
+        // runtime is reused only when nothing else is left on it.
+        return crate::exec::runtime::block_on_paused_io(run_row_async(
+            matrix,
+            row,
+            system.as_ref(),
+            opts,
+        ));
     }
     crate::exec::runtime::block_on_paused(run_row_async(matrix, row, system.as_ref(), opts))
 }

@@ -32,6 +32,7 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::base::lock;
 use crate::contracts::system::RowContext;
 use crate::contracts::transport::{Body, Request, TransportError};
+use crate::exec::runtime::spawn_row_task;
 use crate::exec::scripted::TRUNCATED;
 use crate::exec::wire::http::{self, Chunked, Framing, Head, HttpError};
 
@@ -148,10 +149,10 @@ impl HttpRow {
         lock(&self.inner.listeners).push((route.to_string(), addr));
         let inner = self.inner.clone();
         let route: Arc<str> = Arc::from(route);
-        tokio::spawn(async move {
+        spawn_row_task(async move {
             while let Ok((sock, _)) = listener.accept().await {
                 let _ = sock.set_nodelay(true);
-                tokio::spawn(serve_conn(inner.clone(), route.clone(), sock));
+                spawn_row_task(serve_conn(inner.clone(), route.clone(), sock));
             }
         });
         Ok(addr)
@@ -163,7 +164,7 @@ impl HttpRow {
     /// I/O driver.
     pub fn connect(&self, route: &str) -> DuplexStream {
         let (client, server) = tokio::io::duplex(DUPLEX_BUFFER);
-        tokio::spawn(serve_conn(self.inner.clone(), Arc::from(route), server));
+        spawn_row_task(serve_conn(self.inner.clone(), Arc::from(route), server));
         client
     }
 
@@ -205,7 +206,8 @@ impl Conn for DuplexStream {
 
 /// Reads until the client closes (or errors). Data sent meanwhile is dropped.
 async fn until_closed<S: Conn>(sock: &mut S) {
-    let mut buf = [0u8; 1024];
+    // Small: it is part of the connection task's future, which tokio moves.
+    let mut buf = [0u8; 64];
     loop {
         match sock.read(&mut buf).await {
             Ok(0) | Err(_) => return,
@@ -224,6 +226,13 @@ async fn reject<S: Conn>(mut sock: S, e: HttpError) {
     let _ = sock.shutdown().await;
 }
 
+/// Reads what the socket has into `buf`'s spare room (no buffer on the
+/// task's stack: the future stays small); false at the end or on an error.
+async fn read_more<S: Conn>(sock: &mut S, buf: &mut Vec<u8>) -> bool {
+    buf.reserve(4096);
+    matches!(sock.read_buf(buf).await, Ok(n) if n > 0)
+}
+
 /// Reads one request (head and body) from `buf` and the socket.
 async fn read_request<S: Conn>(
     sock: &mut S,
@@ -234,10 +243,8 @@ async fn read_request<S: Conn>(
         if let Some(h) = scan.scan(buf)? {
             break h;
         }
-        let mut chunk = [0u8; 4096];
-        match sock.read(&mut chunk).await {
-            Ok(0) | Err(_) => return Ok(None),
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        if !read_more(sock, buf).await {
+            return Ok(None);
         }
     };
     buf.drain(..used);
@@ -252,10 +259,8 @@ async fn read_request<S: Conn>(
             }
             let n = n as usize;
             while buf.len() < n {
-                let mut chunk = [0u8; 8192];
-                match sock.read(&mut chunk).await {
-                    Ok(0) | Err(_) => return Ok(None),
-                    Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                if !read_more(sock, buf).await {
+                    return Ok(None);
                 }
             }
             buf.drain(..n).collect()
@@ -268,10 +273,8 @@ async fn read_request<S: Conn>(
                 if done {
                     break;
                 }
-                let mut chunk = [0u8; 8192];
-                match sock.read(&mut chunk).await {
-                    Ok(0) | Err(_) => return Ok(None),
-                    Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                if !read_more(sock, buf).await {
+                    return Ok(None);
                 }
             }
             dec.data
