@@ -71,7 +71,7 @@ pub fn row_names(text: &str) -> Option<Vec<(Pos, String)>> {
 fn row_items(lines: &[&str]) -> Option<(usize, Vec<(usize, usize)>)> {
     let mut rows_at = None;
     for (i, l) in lines.iter().enumerate() {
-        if l.trim_end() == "rows:" {
+        if l.starts_with("rows:") && l.trim_end() == "rows:" {
             if rows_at.is_some() {
                 return None;
             }
@@ -81,7 +81,11 @@ fn row_items(lines: &[&str]) -> Option<(usize, Vec<(usize, usize)>)> {
     let start = rows_at? + 1;
     let significant = |l: &str| {
         let t = l.trim_start_matches(' ');
-        !(t.trim().is_empty() || t.starts_with('#'))
+        match t.as_bytes().first() {
+            // Most lines: a visible ASCII character first.
+            Some(b) if b.is_ascii_graphic() => *b != b'#',
+            _ => !(t.trim().is_empty() || t.starts_with('#')),
+        }
     };
     let indent_of = |l: &str| l.len() - l.trim_start_matches(' ').len();
     let is_item = |l: &str, indent: usize| {
