@@ -60,10 +60,14 @@ count() {
   b=$(ir "$out/cg-big.out" "$cli" run --quiet --threads 1 "$big")
   local rows=1000
   echo "total: $(per $((b - a)) $rows) instructions/row (1,200 rows minus 200 rows, over 1,000)"
+  # The front end is inlined into the loader: its own symbol is the
+  # fast parser's (serde_yaml's fallback would show under load only).
   for phase in "load (read + parse + validate):faultmatrix::engine::discover::load_one" \
-    "  of which YAML front end:faultmatrix_core::base::yaml::from_str" \
-    "run (execute the row):faultmatrix::exec::run::run_row_with" \
-    "judge (verdict):faultmatrix::verdict::judge"; do
+    "  of which YAML front end:faultmatrix_core::base::yaml::fast::from_str" \
+    "row result (run + judge + the row's line):faultmatrix::engine::run::row_result" \
+    "  run (execute the row):faultmatrix::exec::run::run_row_with" \
+    "  judge (verdict):faultmatrix::verdict::judge" \
+    "  the row's line (JUnit):faultmatrix_core::model::matrix::Matrix::row_pos"; do
     local label=${phase%%:*} pat=${phase#*:}
     local x y
     x=$(incl "$out/cg-small.out" "$pat")

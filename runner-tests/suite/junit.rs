@@ -138,3 +138,52 @@ fn the_report_validates_against_the_shipped_junit_schema() {
         assert!(msg.contains(&format!("'{refused}'")), "{refused}: {msg}");
     }
 }
+
+/// Every row result carries its line without indexing the file: the
+/// rows' `name` positions read from the text's lines
+/// (`base::yaml::one_row::row_names`) are the position index's, for every
+/// matrix file of the repository in the shape it reads.
+#[test]
+fn row_lines_read_from_the_text_are_the_index_positions() {
+    use faultmatrix::base::yaml::{one_row::row_names, parse_value, Positions, Seg};
+    let root = workspace();
+    let mut stack = vec![root.join("matrices"), root.join("runner-tests")];
+    let (mut files, mut rows) = (0, 0);
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if !path.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            // Only what parses has an index to agree with.
+            let (Ok(_), Some(read)) = (parse_value(&text), row_names(&text)) else {
+                continue;
+            };
+            let index = Positions::index(&text);
+            for (i, (pos, _)) in read.iter().enumerate() {
+                let name = [
+                    Seg::Key("rows".into()),
+                    Seg::Index(i),
+                    Seg::Key("name".into()),
+                ];
+                assert_eq!(*pos, index.key(&name), "row {i} of {}", path.display());
+            }
+            files += 1;
+            rows += read.len();
+        }
+    }
+    assert!(
+        files >= 15 && rows >= 100,
+        "{files} files, {rows} rows read"
+    );
+}

@@ -42,8 +42,10 @@ pub use crate::base::paths::display_name;
 
 /// Whether text is a reason-code registry rather than a matrix.
 pub fn is_registry(text: &str) -> bool {
-    let top = |k: &str| text.lines().any(|l| l.starts_with(k));
-    top("codes:") && !top("rows:")
+    // A line starting `k` is the text's first line or follows a newline:
+    // one substring search each, not a walk over every line.
+    let top = |k: &str, after_newline: &str| text.starts_with(k) || text.contains(after_newline);
+    top("codes:", "\ncodes:") && !top("rows:", "\nrows:")
 }
 
 /// Whether a file is a snapshot or other non-matrix YAML we never load.
@@ -131,3 +133,34 @@ pub fn load_all(files: &[Found], loader: &Loader, threads: usize) -> Vec<Loaded>
 }
 
 pub use crate::engine::pool::default_threads;
+
+#[cfg(test)]
+mod tests {
+    use super::is_registry;
+
+    #[test]
+    fn a_registry_has_codes_and_no_rows_at_the_top() {
+        // The definition: some line starts `codes:`, none starts `rows:`.
+        let by_lines = |t: &str| {
+            let top = |k: &str| t.lines().any(|l| l.starts_with(k));
+            top("codes:") && !top("rows:")
+        };
+        for t in [
+            "codes:\n  - name: X\n",
+            "title: t\ncodes:\n  - name: X\n",
+            "title: t\r\ncodes: []\r\n",
+            "codes: []\nrows:\n  - name: a\n",
+            "title: t\nrows: []\ncodes: []\n",
+            "title: t\n  codes: []\n",
+            "# codes:\nx: 1\n",
+            "xcodes: []\n",
+            "",
+            "codes:",
+            "rows:\ncodes:",
+        ] {
+            assert_eq!(is_registry(t), by_lines(t), "{t:?}");
+        }
+        assert!(is_registry("title: t\ncodes: []\n"));
+        assert!(!is_registry("codes: []\nrows: []\n"));
+    }
+}

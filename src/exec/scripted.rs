@@ -244,6 +244,10 @@ impl StreamObserver for Observer {
 impl Transport for Scripted {
     fn call(&self, request: Request) -> BoxFuture<'static, Result<Response, TransportError>> {
         let now = self.elapsed();
+        // What the answer needs of the request; the request itself goes
+        // into the call's record (moved, not copied).
+        let create = request.create;
+        let idempotency_key = request.idempotency_key.clone();
         let (idx, served) = {
             let mut st = lock(&self.state);
             let header = |name: &str| {
@@ -267,7 +271,7 @@ impl Transport for Scripted {
                 ended: None,
                 outcome: Outcome::Pending,
                 body: None,
-                request: request.clone(),
+                request,
                 entry: label,
             });
             (st.calls.len() - 1, pick)
@@ -310,10 +314,10 @@ impl Transport for Scripted {
             crate::exec::upstream::render_dates(&mut entry, this.wall + this.elapsed());
             match entry.answer {
                 Answer::Timeout => {
-                    if request.create && entry.committed {
+                    if create && entry.committed {
                         lock(&this.state)
                             .upstream
-                            .committed_before_timeout(request.idempotency_key.as_deref());
+                            .committed_before_timeout(idempotency_key.as_deref());
                     }
                     // Hang until the client gives up; the guard records it.
                     std::future::pending().await
@@ -341,9 +345,9 @@ impl Transport for Scripted {
                 Answer::Response(r) => {
                     guard.armed = false;
                     let ok = (200..300).contains(&r.status);
-                    if request.create && ok {
+                    if create && ok {
                         lock(&this.state).upstream.created(
-                            request.idempotency_key.as_deref(),
+                            idempotency_key.as_deref(),
                             (
                                 r.status,
                                 r.headers.clone(),

@@ -13,12 +13,19 @@ pub const MAX_DEPTH: usize = 128;
 /// The string at a dotted path (`error.code`) in a JSON document, if the
 /// document is valid JSON and the path leads through objects to a string.
 pub fn string_at(text: &str, path: &str) -> Option<String> {
-    let keys: Vec<&str> = path.split('.').collect();
     let mut r = Reader {
         s: text.as_bytes(),
         i: 0,
     };
     r.ws();
+    // A path has at least one key, so it leads through an object: any
+    // other document (an empty body, text, an array) has nothing at it.
+    // Said before anything is read or allocated: most bodies classified
+    // are empty.
+    if r.peek() != Some(b'{') {
+        return None;
+    }
+    let keys: Vec<&str> = path.split('.').collect();
     let found = r.value(0, Some(&keys)).ok()?;
     r.ws();
     if r.i != r.s.len() {
@@ -264,6 +271,19 @@ mod tests {
             .as_deref(),
             Some("overloaded_error")
         );
+    }
+
+    #[test]
+    fn only_an_object_has_a_path() {
+        for text in ["", "  ", "\"x\"", "[{\"code\": \"X\"}]", "null", "code"] {
+            assert_eq!(string_at(text, "code"), None, "{text:?}");
+            assert_eq!(string_at(text, ""), None, "{text:?}");
+        }
+        assert_eq!(
+            string_at(" \n{\"code\": \"X\"}", "code").as_deref(),
+            Some("X")
+        );
+        assert_eq!(string_at("{\"\": \"E\"}", "").as_deref(), Some("E"));
     }
 
     #[test]

@@ -57,6 +57,9 @@ pub struct Matrix {
     /// HTML timeline draws it).
     pub deadline: Option<Duration>,
     positions: OnceLock<Positions>,
+    /// Where each row's `name` is written, read from the text's lines when
+    /// it is in the plain shape (`None`: ask `positions`).
+    row_names: OnceLock<Option<Vec<Pos>>>,
 }
 
 impl Matrix {
@@ -81,6 +84,7 @@ impl Matrix {
             body_paths,
             deadline: None,
             positions: OnceLock::new(),
+            row_names: OnceLock::new(),
         }
     }
 
@@ -135,11 +139,45 @@ impl Matrix {
         self.positions().value(path)
     }
 
-    /// Where a row's `name` key is written.
+    /// Where a row's `name` key is written. Every row result carries its
+    /// line, so this must not index the file (a second parse, costlier
+    /// than running the row): in the plain shape the rows' lines are read
+    /// once from the text ([`crate::base::yaml::one_row::row_names`]) and
+    /// used when every name there is the loaded row's; else the index.
     pub fn row_pos(&self, row: &Row) -> Pos {
+        if let [Seg::Key(rows), Seg::Index(i)] = row.path.as_slice() {
+            if rows == "rows" {
+                if let Some(p) = self.plain_row_names().and_then(|t| t.get(*i)) {
+                    return *p;
+                }
+            }
+        }
         let mut name = row.path.clone();
         name.push(Seg::Key("name".into()));
         self.positions().key(&name)
+    }
+
+    /// The rows' `name` positions read from the text's lines, when the
+    /// text is in the plain shape and each item there names the row loaded
+    /// from it (so a position is never another row's).
+    fn plain_row_names(&self) -> Option<&[Pos]> {
+        self.row_names
+            .get_or_init(|| {
+                let read = crate::base::yaml::one_row::row_names(&self.source)?;
+                if read.len() != self.rows.len() {
+                    return None;
+                }
+                for row in &self.rows {
+                    let [Seg::Key(rows), Seg::Index(i)] = row.path.as_slice() else {
+                        return None;
+                    };
+                    if rows != "rows" || read.get(*i).map(|(_, n)| n) != Some(&row.name) {
+                        return None;
+                    }
+                }
+                Some(read.into_iter().map(|(p, _)| p).collect())
+            })
+            .as_deref()
     }
 
     /// `file:line:col` of a row.

@@ -30,6 +30,10 @@ pub fn side_key(route: &str, method: &str, path: &str) -> String {
 /// Splits a script name into its route and, for a keyed side script, its
 /// method and path (`A GET /v1/models` -> `A`, `GET`, `/v1/models`).
 pub fn split_key(name: &str) -> (&str, Option<(&str, &str)>) {
+    // Most keys are a route alone (asked on every call and every finish).
+    if !name.contains(' ') {
+        return (name, None);
+    }
     let mut parts = name.splitn(3, ' ');
     let route = parts.next().unwrap_or(name);
     match (parts.next(), parts.next()) {

@@ -10,16 +10,68 @@
 //! starting `- `, a `name:` key written plainly or in simple quotes) and
 //! gives `None` for anything else. A caller must check that what it loads
 //! from the result is the row it asked for, and load the whole file when
-//! not.
+//! not. The same reading gives where each row's `name` is written
+//! ([`row_names`]) without indexing the file.
+
+use super::Pos;
 
 /// The text with every `rows:` item blanked but those whose `name` reads
 /// `name`; `None` when the text is not in the shape this reads, or no item
 /// is named so.
 pub fn only_rows_named(text: &str, name: &str) -> Option<String> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let (indent, items) = row_items(&lines)?;
+    let keep: Vec<bool> = items
+        .iter()
+        .map(|&(a, b)| item_name(&lines[a..b], indent).map(|(_, n)| n).as_deref() == Some(name))
+        .collect();
+    if !keep.contains(&true) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut next = 0;
+    for (&(a, b), &k) in items.iter().zip(&keep) {
+        out.extend(lines[next..a].iter().copied());
+        for l in &lines[a..b] {
+            if k {
+                out.push_str(l);
+            } else if l.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        next = b;
+    }
+    out.extend(lines[next..].iter().copied());
+    Some(out)
+}
+
+/// Where each `rows:` item's `name` key is written, with the name as it
+/// reads, in item order: what a report needs of a row's position without
+/// indexing the whole file (a second parse). `None` when the text is not in
+/// the plain shape, or an item's name is not written plainly or in simple
+/// quotes; a caller must check the names against the rows it loaded.
+pub fn row_names(text: &str) -> Option<Vec<(Pos, String)>> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let (indent, items) = row_items(&lines)?;
+    items
+        .iter()
+        .map(|&(a, b)| {
+            let (n, name) = item_name(&lines[a..b], indent)?;
+            let pos = Pos {
+                line: a + n + 1,
+                col: indent + 3,
+            };
+            Some((pos, name))
+        })
+        .collect()
+}
+
+/// The items of the top-level `rows:` block sequence as line ranges
+/// (`[start, end)`), and the column (0-based) of their `- `.
+fn row_items(lines: &[&str]) -> Option<(usize, Vec<(usize, usize)>)> {
     let mut rows_at = None;
     for (i, l) in lines.iter().enumerate() {
-        if l.trim_end() == "rows:" {
+        if l.starts_with("rows:") && l.trim_end() == "rows:" {
             if rows_at.is_some() {
                 return None;
             }
@@ -29,7 +81,11 @@ pub fn only_rows_named(text: &str, name: &str) -> Option<String> {
     let start = rows_at? + 1;
     let significant = |l: &str| {
         let t = l.trim_start_matches(' ');
-        !(t.trim().is_empty() || t.starts_with('#'))
+        match t.as_bytes().first() {
+            // Most lines: a visible ASCII character first.
+            Some(b) if b.is_ascii_graphic() => *b != b'#',
+            _ => !(t.trim().is_empty() || t.starts_with('#')),
+        }
     };
     let indent_of = |l: &str| l.len() - l.trim_start_matches(' ').len();
     let is_item = |l: &str, indent: usize| {
@@ -67,39 +123,19 @@ pub fn only_rows_named(text: &str, name: &str) -> Option<String> {
     if let Some(last) = items.last_mut() {
         last.1 = end;
     }
-    let keep: Vec<bool> = items
-        .iter()
-        .map(|&(a, b)| item_name(&lines[a..b], indent).as_deref() == Some(name))
-        .collect();
-    if !keep.contains(&true) {
-        return None;
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut next = 0;
-    for (&(a, b), &k) in items.iter().zip(&keep) {
-        out.extend(lines[next..a].iter().copied());
-        for l in &lines[a..b] {
-            if k {
-                out.push_str(l);
-            } else if l.ends_with('\n') {
-                out.push('\n');
-            }
-        }
-        next = b;
-    }
-    out.extend(lines[next..].iter().copied());
-    Some(out)
+    Some((indent, items))
 }
 
 /// The `name` of an item (its lines; `indent`: where its `- ` is), when
-/// written plainly or in quotes without escapes.
-fn item_name(lines: &[&str], indent: usize) -> Option<String> {
+/// written plainly or in quotes without escapes, and the line of the item
+/// it is on (0-based).
+fn item_name(lines: &[&str], indent: usize) -> Option<(usize, String)> {
     let key_col = indent + 2;
     for (n, l) in lines.iter().enumerate() {
         let rest = if n == 0 {
             l.get(key_col..)?
         } else if l.len() > key_col
-            && l[..key_col].bytes().all(|b| b == b' ')
+            && l.as_bytes()[..key_col].iter().all(|b| *b == b' ')
             && !l[key_col..].starts_with(' ')
         {
             &l[key_col..]
@@ -107,7 +143,7 @@ fn item_name(lines: &[&str], indent: usize) -> Option<String> {
             continue;
         };
         if let Some(v) = rest.strip_prefix("name:") {
-            return scalar(v.trim());
+            return scalar(v.trim()).map(|name| (n, name));
         }
     }
     None
@@ -182,5 +218,40 @@ mod tests {
             only_rows_named(t, "b").unwrap(),
             "rows:\n\n\n- name: b\n  inject: {}\n"
         );
+    }
+
+    /// The name positions read from lines are the index's, key for key.
+    fn agrees_with_the_index(text: &str) -> usize {
+        let Some(read) = row_names(text) else {
+            return 0;
+        };
+        let index = crate::base::yaml::Positions::index(text);
+        for (i, (pos, _)) in read.iter().enumerate() {
+            let path = [
+                crate::base::yaml::Seg::Key("rows".into()),
+                crate::base::yaml::Seg::Index(i),
+                crate::base::yaml::Seg::Key("name".into()),
+            ];
+            assert_eq!(*pos, index.key(&path), "row {i} of:\n{text}");
+        }
+        read.len()
+    }
+
+    #[test]
+    fn row_names_are_where_the_index_puts_them() {
+        let read = row_names(TEXT).unwrap();
+        let names: Vec<&str> = read.iter().map(|(_, n)| n.as_str()).collect();
+        assert_eq!(names, ["a", "b c", "d"]);
+        assert_eq!(read[2].0, Pos { line: 17, col: 5 });
+        assert_eq!(agrees_with_the_index(TEXT), 3);
+        let t = "rows:\n- name: a\n  inject: {}\n- inject: {}\n  name: b\n";
+        assert_eq!(agrees_with_the_index(t), 2);
+        // A multibyte character where a key would be is no key (nor a panic).
+        let t = "rows:\n  - inject: {}\n  #\u{e9}\n    name: a\n";
+        assert_eq!(agrees_with_the_index(t), 1);
+        // Names it does not read give no table at all.
+        assert!(row_names("rows:\n  - name: a\n  - name: &x b\n").is_none());
+        assert!(row_names("rows:\n  - inject: {}\n").is_none());
+        assert!(row_names("rows: [{ name: a }]\n").is_none());
     }
 }
