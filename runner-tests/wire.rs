@@ -137,7 +137,14 @@ fn load(path: &str) -> faultmatrix::model::Matrix {
 }
 
 fn wrong_client_trials() -> Vec<Trial> {
-    let cases: [(&str, &[&str]); 7] = [
+    let cases: [(&str, &[&str]); 8] = [
+        (
+            "runner-tests/wire-wrong/openai-python/refused.yaml",
+            &[
+                "- api1 refused CONNECTION_REFUSED fail\n+ api1 refused CONNECTION_REFUSED retry wait=500ms\n+ api2 200 return",
+                "first difference: expected line 1 of the trace, at runner-tests/wire-wrong/openai-python/refused.yaml:",
+            ],
+        ),
         (
             "runner-tests/wire-wrong/openai-python/wrong.yaml",
             &[

@@ -53,7 +53,9 @@ async fn run_async(
         Err(failed) => return failed,
     };
     let transport = match HttpTransport::new(&bases, PATH) {
-        Ok(t) => t,
+        // The runner owns this client: a `refused` entry refuses the call
+        // before it connects, and the server records it.
+        Ok(t) => t.with_gate(server.gate()),
         Err(e) => return Observation::failed(request_id, e),
     };
     // What `exec::run::row_context` builds (not called: `exec::run` calls
