@@ -2,8 +2,9 @@
 //! beyond start-up (from the row's first request to the shim's `exit`; and
 //! from the shim's hello, which includes the program building its client),
 //! start-up itself (process start or fork to hello), and a whole suite's real time, warm
-//! (one Python parent per worker, a forked child per row) and cold (one
-//! process per row).
+//! (Python: one parent per worker, a forked child per row; Node: a spare
+//! process started and `require`d ahead of each row) and cold (one process
+//! per row). A failing row's failure goes to stderr.
 //!
 //! ```sh
 //! cargo run --example wire_vclock_bench                      # runner-tests/wire/openai-python/*.yaml, warm then cold
@@ -89,9 +90,11 @@ fn run(files: &[PathBuf], warm: bool, env: &faultmatrix::base::env::Env) -> bool
                 &m, row, &spec, env,
             ));
             rows += 1;
-            let ok = faultmatrix::verdict::check(&m, row, &obs).is_ok();
-            if !ok {
+            let verdict = faultmatrix::verdict::check(&m, row, &obs);
+            let ok = verdict.is_ok();
+            if let Err(f) = verdict {
                 failed.push(format!("{}::{}", path.display(), row.name));
+                eprintln!("{}", f.render());
             }
             // A row that had to start a warm parent: its imports are the
             // worker's start-up, reported apart.

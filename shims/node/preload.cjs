@@ -35,6 +35,7 @@
  */
 
 const ADDRESS = process.env.FAULTMATRIX_CLOCK;
+const WARM = process.env.FAULTMATRIX_WARM === '1';
 const DEBUG = process.env.FAULTMATRIX_CLOCK_DEBUG === '1';
 function debug(text) {
   require("fs").writeSync(2, `[fm-clock ${process.pid} +${Math.round(process.uptime() * 1000)}ms] ${text}\n`);
@@ -248,17 +249,24 @@ function install() {
     return sock;
   }
 
-  function connectControl(onWelcome) {
-    const i = ADDRESS.lastIndexOf(':');
-    const host = ADDRESS.slice(0, i).replace(/^\[|\]$/g, '');
-    const port = Number(ADDRESS.slice(i + 1));
+  function loopback(address) {
+    const i = address.lastIndexOf(':');
+    const host = address.slice(0, i).replace(/^\[|\]$/g, '');
+    const port = Number(address.slice(i + 1));
     if (!['127.0.0.1', 'localhost', '::1'].includes(host) || !Number.isInteger(port)) {
-      fail(`FAULTMATRIX_CLOCK=${ADDRESS} is not a loopback HOST:PORT`);
+      fail(`FAULTMATRIX_CLOCK=${address} is not a loopback HOST:PORT`);
     }
-    control = real.connect.call(new net.Socket(), { host, port });
+    return { host, port };
+  }
+
+  function connectControl(onWelcome) {
+    // Read now: a spare process (warm mode) gets its row's address with
+    // the row's environment.
+    const address = process.env.FAULTMATRIX_CLOCK;
+    control = real.connect.call(new net.Socket(), loopback(address));
     control.setNoDelay(true);
     control.setEncoding('utf8');
-    control.on('error', (e) => fail(`cannot reach the runner's clock at ${ADDRESS}: ${e.message}`));
+    control.on('error', (e) => fail(`cannot reach the runner's clock at ${address}: ${e.message}`));
     control.on('close', () => fail('the runner closed the clock channel (the row was stopped, or the runner exited)'));
     control.on('data', (chunk) => {
       inbuf += chunk;
@@ -901,27 +909,152 @@ function install() {
     return undefined;
   };
 
-  connectControl((welcome) => {
-    applyWelcome(welcome);
-    ready = true;
-    active = true;
-    liveness();
-    const heartbeat = real.setInterval(() => {
-      if (!waiting) send({ op: 'heartbeat', draws: clock.used });
-    }, clock.heartbeatMs);
-    heartbeat.unref();
-    process.on('exit', () => {
-      if (DEBUG) debug('exit');
-      sendSync({ op: 'exit', draws: clock.used });
-    });
-    for (const run of deferred.splice(0)) run();
-    kick();
-  });
+  // What the program requires from outside its own directory (an SDK in
+  // node_modules), reported in `exit.imported`: a spare process started
+  // later for the same command requires it before its row.
+  const path = require('path');
+  const script = path.resolve(process.argv[1]);
+  const scriptDir = path.dirname(script);
+  const inside = (file) => file.startsWith(scriptDir + path.sep) && !file.includes(`${path.sep}node_modules${path.sep}`);
+  const imported = new Set();
+  const realLoad = Module._load;
+  Module._load = function load(request, parent, isMain) {
+    if (ready && parent && typeof parent.filename === 'string' && inside(parent.filename) && !Module.isBuiltin(request)) {
+      try {
+        const file = Module._resolveFilename(request, parent, isMain);
+        if (!inside(file)) imported.add(file);
+      } catch (_) {
+        /* the program's own require reports it */
+      }
+    }
+    return realLoad.apply(this, arguments);
+  };
 
-  // Until the welcome arrives, the channel keeps the process alive; the
-  // program has not started yet.
-  control.ref();
+  function startRow() {
+    connectControl((welcome) => {
+      applyWelcome(welcome);
+      ready = true;
+      active = true;
+      liveness();
+      const heartbeat = real.setInterval(() => {
+        if (!waiting) send({ op: 'heartbeat', draws: clock.used });
+      }, clock.heartbeatMs);
+      heartbeat.unref();
+      process.on('exit', () => {
+        if (DEBUG) debug('exit');
+        sendSync({ op: 'exit', draws: clock.used, imported: [...imported] });
+      });
+      for (const run of deferred.splice(0)) run();
+      kick();
+    });
+    // Until the welcome arrives, the channel keeps the process alive; the
+    // program has not started yet.
+    control.ref();
+  }
+
+  if (WARM) startSpare(startRow);
+  else startRow();
+
+  // -- warm mode: a spare process (PROTOCOL.md §8.1) ------------------------------------------
+
+  // Node cannot fork, so a spare is started ahead of its row: it requires
+  // the program's modules, says `ready`, and waits for `spawn` with its
+  // row's complete environment; then it is that row's process, as
+  // `node script.js` started with that environment would be.
+  function startSpare(then) {
+    const chan = real.connect.call(new net.Socket(), loopback(ADDRESS));
+    chan.setNoDelay(true);
+    chan.setEncoding('utf8');
+    let spawned = false;
+    let buf = '';
+    let welcomed = false;
+    const line = (msg) => chan.write(JSON.stringify(msg) + '\n');
+    chan.on('error', () => {
+      if (!spawned) process.exit(0); // the runner is gone: nothing to serve
+    });
+    chan.on('close', () => {
+      if (!spawned) process.exit(0);
+    });
+    chan.on('data', (chunk) => {
+      buf += chunk;
+      let i;
+      while (!spawned && (i = buf.indexOf('\n')) >= 0) {
+        const text = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        let msg;
+        try {
+          msg = JSON.parse(text);
+        } catch (_) {
+          fail(`the runner sent a line that is not JSON: ${text.slice(0, 200)}`);
+        }
+        if (!welcomed) {
+          if (msg.op !== 'welcome') fail(`expected welcome from the runner, got ${msg.op}`);
+          welcomed = true;
+          applyWelcome(msg); // the clock module code reads while it loads
+          line(preload());
+        } else if (msg.op === 'spawn') {
+          spawned = true;
+          const env = msg.env || {};
+          for (const k of Object.keys(process.env)) if (!(k in env)) delete process.env[k];
+          for (const [k, v] of Object.entries(env)) process.env[k] = String(v);
+          line({ op: 'spawned', id: msg.id, pid: process.pid });
+          chan.end();
+          chan.unref();
+          then();
+        } else if (msg.op === 'shutdown') {
+          process.exit(0);
+        }
+      }
+    });
+    line({
+      op: 'hello',
+      versions: PROTOCOL_VERSIONS,
+      role: 'warm',
+      shim: 'node',
+      shim_version: SHIM_VERSION,
+      runtime: `node ${process.versions.node}`,
+      pid: process.pid,
+      token: process.env.FAULTMATRIX_CLOCK_TOKEN || null,
+    });
+  }
+
+  // Requires what the program will: its script's literal `require('pkg')`
+  // of packages (never its own relative modules, which could read the
+  // row's environment), and FAULTMATRIX_WARM_IMPORTS (paths or package
+  // names: what earlier rows of the command required from outside its
+  // directory). Then loads fetch's HTTP client, which Node loads lazily.
+  function preload() {
+    const t0 = realHrtime.bigint();
+    const want = new Set();
+    try {
+      const source = fs.readFileSync(script, 'utf8');
+      for (const m of source.matchAll(/\brequire\(\s*(['"])([^'"./][^'"]*)\1\s*\)/g)) want.add(m[2]);
+    } catch (_) {
+      /* the program's own start reports it */
+    }
+    for (const m of (process.env.FAULTMATRIX_WARM_IMPORTS || '').split(',')) if (m.trim()) want.add(m.trim());
+    const req = Module.createRequire(script);
+    const preloaded = [];
+    const failed = [];
+    for (const m of want) {
+      if (Module.isBuiltin(m)) continue;
+      try {
+        req(m);
+        preloaded.push(m);
+      } catch (e) {
+        failed.push(`${m}: ${String((e && e.message) || e).split('\n')[0]}`);
+      }
+    }
+    // Node loads undici (fetch, Headers) on first use, a bundle V8
+    // compiles then: the lazy global loads it now.
+    try {
+      void globalThis.Headers;
+    } catch (_) {
+      /* nothing */
+    }
+    return { op: 'ready', preloaded, failed, import_ns: Number(realHrtime.bigint() - t0) };
+  }
+
   void realPerfNow;
-  void realHrtime;
   void firstBlockSent;
 }

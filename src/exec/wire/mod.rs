@@ -10,6 +10,7 @@
 //! | what a command printed, and how to run it by hand | [`said`] |
 //! | command systems, the row runner over the wire | [`command`] |
 //! | the row's virtual clock shared with the client process (clock shims) | [`vclock`] |
+//! | warm Python parents, spare Node processes | [`warm`], [`spare`] |
 //! | a real-HTTP [`crate::contracts::transport::Transport`] | [`client`] |
 //! | an in-process system over real HTTP (`run --over-http`) | [`over_http`] |
 //! | `faultmatrix serve` and `faultmatrix client` | [`cli`] |
@@ -25,6 +26,7 @@ pub mod http;
 pub mod over_http;
 pub mod said;
 pub mod server;
+pub mod spare;
 pub mod vclock;
 pub mod warm;
 

@@ -395,7 +395,21 @@ impl ProcState {
         }
         let used = self.cpu.is_some_and(|before| cpu > before);
         self.cpu = Some(cpu);
-        self.seen = format!("its threads' states were {states}, its CPU time {cpu} ticks");
+        // Where its main thread sleeps (a kernel function, and the system
+        // call with its first argument): an event loop's wait and a
+        // blocking write read differently.
+        let read = |f: &str| {
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/{f}"))
+                .map(|t| t.split_whitespace().take(5).collect::<Vec<_>>().join(" "))
+                .unwrap_or_default()
+        };
+        let (wchan, syscall) = (read("wchan"), read("syscall"));
+        let main = if wchan.is_empty() && syscall.is_empty() {
+            String::new()
+        } else {
+            format!(", its main thread in {wchan} (system call {syscall})")
+        };
+        self.seen = format!("its threads' states were {states}, its CPU time {cpu} ticks{main}");
         runnable || used
     }
 }
@@ -1288,6 +1302,7 @@ impl<'a> RowRun<'a> {
             return;
         }
         self.last_message_real = Some(Instant::now());
+        self.machine.cpu = None;
         match op.as_str() {
             "block" => {
                 self.last_block = short(&msg);
@@ -1377,13 +1392,24 @@ impl<'a> RowRun<'a> {
             }
             return;
         };
-        let silent = |r: &Self| {
+        let silent_for = |r: &Self, ms: u64| {
             r.first_request_real.is_some()
                 && r.exit_now.is_none()
                 && !r.block_outstanding
                 && r.last_message_real
-                    .is_some_and(|t| t.elapsed() > Duration::from_millis(STALL_MS))
+                    .is_some_and(|t| t.elapsed() > Duration::from_millis(ms))
         };
+        let silent = |r: &Self| silent_for(r, STALL_MS);
+        if silent_for(self, STALL_MS / 2) && self.machine.cpu.is_none() {
+            // A first look half-way, so that the last one can tell whether
+            // the process used CPU meanwhile.
+            if let Some(pid) = self.pid {
+                if self.machine.busy(pid) {
+                    self.last_message_real = Some(Instant::now());
+                    self.machine.cpu = None;
+                }
+            }
+        }
         if silent(self) && self.pid.is_some_and(|pid| self.machine.busy(pid)) {
             // Computing (a synchronous compile, a long parse), or waiting
             // for a CPU or the disk on a loaded machine: not blocked.
@@ -1645,7 +1671,47 @@ pub async fn run_row_stats(
     let mut warm_run: Option<WarmRun> = None;
     let mut own: Option<tokio::process::Child> = None;
     let mut parent_time = Duration::ZERO;
-    if spec.warm {
+    // A Node spare: started ahead of the row, now the row's process.
+    let mut spare_wait: Option<tokio::task::JoinHandle<std::io::Result<std::process::ExitStatus>>> =
+        None;
+    let mut spare_key = None;
+    let node_spare = spec.warm
+        && spec
+            .argv
+            .first()
+            .is_some_and(|p| crate::model::command::is_node(p));
+    if node_spare {
+        let t0 = Instant::now();
+        match take_spare(
+            matrix,
+            row,
+            spec,
+            env,
+            &shims,
+            &routes,
+            &request_id,
+            &control_addr,
+            &r,
+        )
+        .await
+        {
+            Ok((taken, key)) => {
+                parent_time = t0.elapsed();
+                r.pid = Some(taken.child.id());
+                r.stdout = Output::new(Some(taken.stdout));
+                r.stderr = Output::new(Some(taken.stderr));
+                let mut child = taken.child;
+                spare_wait = Some(tokio::task::spawn_blocking(move || child.wait()));
+                spare_key = Some(key);
+            }
+            Err(e) => {
+                return failed(format!(
+                    "{e} (the row runs in a spare process started ahead of it: `system.warm: \
+                     false` starts one process per row instead)"
+                ))
+            }
+        }
+    } else if spec.warm {
         let t0 = Instant::now();
         match start_warm_child(
             matrix,
@@ -1675,7 +1741,7 @@ pub async fn run_row_stats(
             }
         }
     }
-    if warm_run.is_none() {
+    if warm_run.is_none() && spare_wait.is_none() {
         let (mut cmd, argv) =
             match command::base_command(matrix, row, spec, env, &routes, &request_id) {
                 Ok(c) => c,
@@ -1704,7 +1770,7 @@ pub async fn run_row_stats(
         r.stderr = Output::new(Some(err.0));
         own = Some(child);
     }
-    let is_warm = warm_run.is_some();
+    let is_warm = warm_run.is_some() || spare_wait.is_some();
     if is_warm {
         // The parent's own start-up (its imports) is not the row's.
         r.spawn_real = Instant::now();
@@ -1752,6 +1818,13 @@ pub async fn run_row_stats(
                 }
                 None => {}
             },
+            st = maybe_join(spare_wait.as_mut()), if status.is_none() && wait_error.is_none() => {
+                match st {
+                    Ok(st) => status = Some(st),
+                    Err(e) => wait_error = Some(e.to_string()),
+                }
+                r.exited = true;
+            }
             st = maybe_wait(own.as_mut()), if status.is_none() && wait_error.is_none() => {
                 match st {
                     Ok(st) => status = Some(st),
@@ -1886,6 +1959,9 @@ pub async fn run_row_stats(
             }
         }
     }
+    if let Some(key) = &spare_key {
+        super::warm::learn(key, &r.imported);
+    }
     if let Some(mut w) = warm_run.take() {
         if let Some(p) = w.parent.as_ref() {
             super::warm::learn(&p.key, &r.imported);
@@ -1991,6 +2067,17 @@ async fn maybe_wait(
 ) -> std::io::Result<std::process::ExitStatus> {
     match child {
         Some(c) => c.wait().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn maybe_join(
+    wait: Option<&mut tokio::task::JoinHandle<std::io::Result<std::process::ExitStatus>>>,
+) -> std::io::Result<std::process::ExitStatus> {
+    match wait {
+        Some(h) => h
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string()))),
         None => std::future::pending().await,
     }
 }
@@ -2112,17 +2199,17 @@ async fn start_warm_child(
             .map_err(|e| format!("starting a warm parent failed: {e}"))??
         }
     };
-    let mut child_env: BTreeMap<String, String> = env
-        .vars()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    child_env.remove("FAULTMATRIX_WARM");
-    for (k, v) in command::row_vars(matrix, row, spec, env, routes, request_id)? {
-        child_env.insert(k, v);
-    }
-    for (k, v) in clock_env(shims, control_addr, &r.token, spec, env) {
-        child_env.insert(k, v);
-    }
+    let child_env = row_env(
+        matrix,
+        row,
+        spec,
+        env,
+        shims,
+        routes,
+        request_id,
+        control_addr,
+        r,
+    )?;
     let mut parent = parent;
     let chan = parent
         .chan
@@ -2149,6 +2236,101 @@ async fn start_warm_child(
         return Err("the warm parent's channel is closed".into());
     }
     Ok(w)
+}
+
+/// The complete environment of a row's process that was started before
+/// the row (a warm child, a spare): what a process started for the row
+/// would get.
+#[allow(clippy::too_many_arguments)]
+fn row_env(
+    matrix: &Matrix,
+    row: &crate::model::Row,
+    spec: &CommandSpec,
+    env: &Env,
+    shims: &Path,
+    routes: &[(String, String)],
+    request_id: &str,
+    control_addr: &str,
+    r: &RowRun<'_>,
+) -> Result<BTreeMap<String, String>, String> {
+    let mut child_env: BTreeMap<String, String> = env
+        .vars()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    child_env.remove("FAULTMATRIX_WARM");
+    child_env.remove("FAULTMATRIX_WARM_IMPORTS");
+    for (k, v) in command::row_vars(matrix, row, spec, env, routes, request_id)? {
+        child_env.insert(k, v);
+    }
+    for (k, v) in clock_env(shims, control_addr, &r.token, spec, env) {
+        child_env.insert(k, v);
+    }
+    Ok(child_env)
+}
+
+/// Takes (or starts) a spare Node process for the command, starts the
+/// next one in the background, and hands the row to it.
+#[allow(clippy::too_many_arguments)]
+async fn take_spare(
+    matrix: &Matrix,
+    row: &crate::model::Row,
+    spec: &CommandSpec,
+    env: &Env,
+    shims: &Path,
+    routes: &[(String, String)],
+    request_id: &str,
+    control_addr: &str,
+    r: &RowRun<'_>,
+) -> Result<(super::spare::Taken, super::warm::Key), String> {
+    let key = super::warm::Key {
+        argv: command::expand_argv(spec, env)?,
+        cwd: spec.cwd.clone(),
+        // What Node reads before the shim runs; the rest of the row's
+        // environment reaches the spare through `spawn.env`.
+        env: command::system_env(spec, env)?
+            .into_iter()
+            .filter(|(k, _)| {
+                k.starts_with("NODE_") || k.starts_with("UV_") || k == "FAULTMATRIX_WARM_IMPORTS"
+            })
+            .collect(),
+    };
+    let mut welcome = r.welcome();
+    welcome["jitter"] = json!({ "seed": 0 });
+    welcome["fixtures"] = json!([]);
+    let vars = {
+        let shims = shims.to_path_buf();
+        let spec = spec.clone();
+        let env = env.clone();
+        move |addr: &str, tok: &str| clock_env(&shims, addr, tok, &spec, &env)
+    };
+    let spare = {
+        let (key, vars, welcome) = (key.clone(), vars.clone(), welcome.clone());
+        tokio::task::spawn_blocking(move || match super::spare::take_or_wait(&key) {
+            Some(s) => Ok(s),
+            None => super::spare::start(key, vars, &welcome, self::token()),
+        })
+        .await
+        .map_err(|e| format!("starting a spare process failed: {e}"))??
+    };
+    // The next row's spare starts now, while this row runs.
+    super::spare::start_in_background(key.clone(), vars, welcome, self::token());
+    let child_env = row_env(
+        matrix,
+        row,
+        spec,
+        env,
+        shims,
+        routes,
+        request_id,
+        control_addr,
+        r,
+    )?;
+    let id = r.token.clone();
+    let taken =
+        tokio::task::spawn_blocking(move || super::spare::hand_over(spare, &id, &child_env))
+            .await
+            .map_err(|e| format!("handing the row to a spare process failed: {e}"))??;
+    Ok((taken, key))
 }
 
 /// The virtual time the last JSON line on stdout was read.
@@ -2213,6 +2395,12 @@ mod tests {
         let _ = sleeper.kill();
         let _ = sleeper.wait();
         assert!(seen_asleep, "never seen asleep: {}", asleep.seen);
+        // The message names where its main thread sleeps.
+        assert!(
+            asleep.seen.contains("its main thread in"),
+            "{}",
+            asleep.seen
+        );
         // This process is running this test: a thread is running.
         let mut me = ProcState::default();
         assert!(me.busy(std::process::id()), "{}", me.seen);

@@ -74,9 +74,10 @@ pub fn parse_system(value: &Value, dir: Option<&Path>) -> Result<CommandSpec, Ve
         (None, _) => None,
     };
     let warm = clock == Clock::Virtual
-        && raw
-            .warm
-            .unwrap_or_else(|| crate::model::command::is_python(&raw.command[0]));
+        && raw.warm.unwrap_or_else(|| {
+            crate::model::command::is_python(&raw.command[0])
+                || crate::model::command::is_node(&raw.command[0])
+        });
     Ok(CommandSpec {
         argv: raw.command,
         env: raw.env.unwrap_or_default().into_iter().collect(),

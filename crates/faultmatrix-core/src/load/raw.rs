@@ -609,7 +609,7 @@ impl schemars::JsonSchema for SystemSchema {
                         "timeout": duration,
                         "routes": { "description": "Declared routes, in fallback order.", "type": "array", "items": { "type": "string" } },
                         "clock": { "description": "`virtual`: the row's clock, shared with a Python or Node client through its shim (default for those interpreters); `real`: the real clock, waits judged within the tolerance.", "enum": ["virtual", "real"] },
-                        "warm": { "description": "Python on the virtual clock: one warm parent per worker imports the program once and forks a child per row (default true).", "type": "boolean" }
+                        "warm": { "description": "On the virtual clock, pay start-up ahead of the row (default true): Python, one warm parent per worker imports the program once and forks a child per row; Node, a spare process per worker is started and requires the program's modules before its row.", "type": "boolean" }
                     }
                 }
             ]

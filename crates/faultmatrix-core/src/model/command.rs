@@ -47,6 +47,13 @@ pub fn is_python(program: &str) -> bool {
     interpreter(program, &["python"])
 }
 
+/// Whether `program` is a Node interpreter: such a command on the virtual
+/// clock runs warm by default (a spare process per worker, started and
+/// `require`d ahead of its row).
+pub fn is_node(program: &str) -> bool {
+    interpreter(program, &["node", "nodejs"])
+}
+
 fn interpreter(program: &str, stems: &[&str]) -> bool {
     {
         let mut text = program.to_string();
@@ -83,8 +90,9 @@ pub struct CommandSpec {
     pub routes: Option<Vec<String>>,
     /// The clock the rows run on.
     pub clock: Clock,
-    /// Rows run as children forked from a warm parent that imported the
-    /// program once (Python on the virtual clock; `system.warm`).
+    /// Rows run warm (`system.warm`): Python as children forked from a
+    /// parent that imported the program once, Node in spare processes
+    /// started and `require`d ahead of their rows (on the virtual clock).
     pub warm: bool,
 }
 
@@ -114,6 +122,23 @@ mod tests {
             "${X:-sh}",
         ] {
             assert_eq!(Clock::default_for(p), Clock::Real, "{p}");
+        }
+    }
+
+    #[test]
+    fn node_and_python_are_told_apart() {
+        for p in [
+            "node",
+            "/usr/bin/node",
+            "nodejs",
+            "node20",
+            "${FAULTMATRIX_NODE:-node}",
+        ] {
+            assert!(super::is_node(p), "{p}");
+            assert!(!super::is_python(p), "{p}");
+        }
+        for p in ["python3", "nodemon", "sh", "${FAULTMATRIX_NODE}"] {
+            assert!(!super::is_node(p), "{p}");
         }
     }
 }
