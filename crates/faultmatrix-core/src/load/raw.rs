@@ -489,3 +489,33 @@ impl<'de> Deserialize<'de> for Ignore {
         d.deserialize_any(V)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn parses_written_tolerances() {
+        let base = Tolerance::default();
+        let raw: RawTolerance = serde_yaml::from_str("{ abs: 20ms, rel: 5% }").unwrap();
+        assert_eq!(
+            raw.apply(base).unwrap(),
+            Tolerance {
+                abs: ms(20),
+                rel: 0.05
+            }
+        );
+        let raw: RawTolerance = serde_yaml::from_str("{ rel: 0.25 }").unwrap();
+        assert_eq!(raw.apply(base).unwrap().rel, 0.25);
+        let raw: RawTolerance = serde_yaml::from_str("{ rel: ten }").unwrap();
+        assert!(raw.apply(base).unwrap_err().contains("percentage"));
+        let raw: RawTolerance = serde_yaml::from_str("{ rel: -1 }").unwrap();
+        assert!(raw.apply(base).unwrap_err().contains("fraction"));
+    }
+}
