@@ -2,8 +2,8 @@
 //! `Harness::globs`, `FAULTMATRIX_FILES`, and glob arguments to `run`.
 //!
 //! The syntax and meaning are globset's with its default options (which
-//! faultmatrix used before), so every pattern that worked still matches
-//! the same paths; a differential test against globset
+//! faultmatrix used before), so patterns match the same paths, with the
+//! two exceptions below; a differential test against globset
 //! (`runner-tests/suite/globs.rs`) checks it. It is a small matcher of its
 //! own so that a crate running matrices does not compile a regex engine.
 //!
