@@ -137,7 +137,14 @@ fn load(path: &str) -> faultmatrix::model::Matrix {
 }
 
 fn wrong_client_trials() -> Vec<Trial> {
-    let cases: [(&str, &[&str]); 7] = [
+    let cases: [(&str, &[&str]); 9] = [
+        (
+            "runner-tests/wire-wrong/openai-python/refused.yaml",
+            &[
+                "- api1 refused CONNECTION_REFUSED fail\n+ api1 refused CONNECTION_REFUSED retry wait=500ms\n+ api2 200 return",
+                "first difference: expected line 1 of the trace, at runner-tests/wire-wrong/openai-python/refused.yaml:",
+            ],
+        ),
         (
             "runner-tests/wire-wrong/openai-python/wrong.yaml",
             &[
@@ -167,7 +174,7 @@ fn wrong_client_trials() -> Vec<Trial> {
                 // machine) is not asserted: only that it misses short.
                 "- A1 429 RATE_LIMITED retry wait=1s\n+ A1 429 RATE_LIMITED retry wait=",
                 "A1 wait (after A1, before the next call): observed ",
-                "expected 1s ±(50ms + 10%) = 850ms..1150ms: ",
+                "expected 1s ±(50ms + 10%) +1s late = 850ms..2150ms: ",
                 "ms too short",
             ],
         ),
@@ -190,8 +197,18 @@ fn wrong_client_trials() -> Vec<Trial> {
             "runner-tests/wire-wrong/short-wait.yaml",
             &[
                 "- A1 503 UPSTREAM_UNAVAILABLE retry wait=2s\n+ A1 503 UPSTREAM_UNAVAILABLE retry wait=",
-                "expected 2s ±(20ms + 0%) = 1980ms..2020ms: ",
+                "expected 2s ±(20ms + 0%) +1s late = 1980ms..3020ms: ",
                 "ms too short",
+            ],
+        ),
+        (
+            "runner-tests/wire-wrong/uncapped-wait.yaml",
+            &[
+                // 5s where 2s is expected: past the late window (3250ms)
+                // by 1750ms on an idle machine, more on a loaded one.
+                "- A1 503 UPSTREAM_UNAVAILABLE retry wait=2s\n+ A1 503 UPSTREAM_UNAVAILABLE retry wait=5",
+                "expected 2s ±(50ms + 10%) +1s late = 1750ms..3250ms: ",
+                "ms too late",
             ],
         ),
     ];

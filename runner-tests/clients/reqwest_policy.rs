@@ -23,7 +23,8 @@
 //!
 //! `wrong` makes it deliberately wrong, to show the diffs a broken client
 //! gets: `extra-retry` (one attempt too many), `ignore-retry-after`,
-//! `short-wait` (half the backoff).
+//! `short-wait` (half the backoff), `uncapped` (guidance honoured past
+//! the 2s cap: a wait far too long).
 
 use std::time::Duration;
 
@@ -146,6 +147,7 @@ pub async fn run(
                     }
                     let backoff = BACKOFF * 2u32.pow(n - 1);
                     let mut wait = match guidance {
+                        Some(g) if wrong == "uncapped" => g,
                         Some(g) if wrong != "ignore-retry-after" => g.min(GUIDANCE_CAP),
                         _ => backoff,
                     };

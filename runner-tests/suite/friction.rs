@@ -205,6 +205,36 @@ fn format_md_documents_every_key_the_loader_accepts() {
     }
 }
 
+/// The keys listed (`- `key`: …`) under a `### `key`` heading of
+/// docs/format.md.
+fn listed_under(heading: &str) -> Vec<String> {
+    let text = std::fs::read_to_string("docs/format.md").unwrap();
+    let start = text
+        .find(&format!("\n### `{heading}`\n"))
+        .unwrap_or_else(|| panic!("docs/format.md has no `### `{heading}``"));
+    let body = &text[start + heading.len() + 8..];
+    let body = &body[..body.find("\n#").unwrap_or(body.len())];
+    let mut keys: Vec<String> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("- `"))
+        .filter_map(|l| l.split_once("`:"))
+        .map(|(k, _)| k.to_string())
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn format_md_lists_every_tolerance_key_the_loader_accepts() {
+    let listed = listed_under("tolerance");
+    assert!(listed.contains(&"late".to_string()), "{listed:?}");
+    assert_eq!(
+        listed,
+        accepted(Some("RawTolerance")),
+        "docs/format.md `### `tolerance`` against the loader's keys"
+    );
+}
+
 #[test]
 fn the_terminal_stop_is_documented_as_one_call_with_the_terminal_code() {
     let text = std::fs::read_to_string("docs/format.md").unwrap();

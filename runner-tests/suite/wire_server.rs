@@ -575,6 +575,40 @@ fn over_http_runs_a_rows_own_policy_and_fails_a_wrong_trace() {
     assert!(failure.contains("A2 503"), "{failure}");
 }
 
+/// `run --over-http` with `refused`: the runner owns the client, so the
+/// transport asks the fixture server's gate before each call; a refused
+/// call never connects, is recorded as that route's call at once, and the
+/// trace is the in-process one. The answer before it closes nothing: the
+/// gate is asked per call, whatever the pool holds.
+#[test]
+fn over_http_refuses_exactly_the_scripted_attempt() {
+    let text = "title: t\npolicy:\n  routes: [{ name: A, attempts: 3 }, { name: B, attempts: 2 }]\n  backoff: { initial: 0s, factor: 2, cap: 0s }\nrows:\n  - name: refused between two answers\n    inject: { A: [503, refused, 200] }\n    expect:\n      trace: |\n        A1 503 UPSTREAM_UNAVAILABLE retry\n        A2 refused CONNECTION_REFUSED retry\n        A3 200 return\n      stop: success\n  - name: refused to the end switches\n    inject: { A: [refused, { fault: refused }, refused], B: [refused, 200] }\n    expect:\n      trace: |\n        A1 refused CONNECTION_REFUSED retry\n        A2 refused CONNECTION_REFUSED retry\n        A3 refused CONNECTION_REFUSED switch\n        B1 refused CONNECTION_REFUSED retry\n        B2 200 return\n      stop: success\n  - name: a wrong expectation\n    inject: { A: [refused, 200] }\n    expect:\n      trace: |\n        A1 503 UPSTREAM_UNAVAILABLE retry\n        A2 200 return\n";
+    let mut m = faultmatrix::load::load_text("m.yaml", text, None, &faultmatrix::Systems::new())
+        .unwrap_or_else(|e| panic!("{e}"));
+    // In process first: the over-HTTP traces must be the same.
+    for row in &m.rows[..2] {
+        let obs = faultmatrix::exec::run::run_row(&m, row);
+        faultmatrix::verdict::check(&m, row, &obs).unwrap_or_else(|f| panic!("{}", f.render()));
+    }
+    faultmatrix::cli::wire::over_http(&mut m);
+    assert!(m.real_clock());
+    let obs = faultmatrix::exec::run::run_row(&m, &m.rows[0]);
+    assert!(obs.failures.is_empty(), "{:?}", obs.failures);
+    faultmatrix::verdict::check(&m, &m.rows[0], &obs).unwrap_or_else(|f| panic!("{}", f.render()));
+    let obs = faultmatrix::exec::run::run_row(&m, &m.rows[1]);
+    assert_eq!(obs.calls.len(), 5, "{:?}", obs.failures);
+    faultmatrix::verdict::check(&m, &m.rows[1], &obs).unwrap_or_else(|f| panic!("{}", f.render()));
+    let obs = faultmatrix::exec::run::run_row(&m, &m.rows[2]);
+    let failure = faultmatrix::verdict::check(&m, &m.rows[2], &obs)
+        .expect_err("a refused call is not a 503")
+        .render();
+    assert!(
+        failure.contains("- A1 503 UPSTREAM_UNAVAILABLE retry")
+            && failure.contains("+ A1 refused CONNECTION_REFUSED retry"),
+        "{failure}"
+    );
+}
+
 #[test]
 fn wire_matrices_validate_against_the_shipped_schema() {
     use faultmatrix::load::schema::{render, Kind};

@@ -1,6 +1,6 @@
 'use strict';
 /*
- * faultmatrix's virtual-clock shim for Node (protocol v1, shims/PROTOCOL.md).
+ * faultmatrix's virtual-clock shim for Node (protocols v1 and v2, shims/PROTOCOL.md).
  *
  * Installed by the environment only:
  *   NODE_OPTIONS="--require <repo>/shims/node/preload.cjs"
@@ -22,7 +22,12 @@
  *   bytesRead) and, when the event loop has nothing left to do but wait
  *   (no immediates, no work in libuv's thread pool, no connect or write in
  *   flight), tells the runner it blocks until the next virtual timer; the
- *   runner then moves the clock to that timer or to the next scripted bytes.
+ *   runner then moves the clock to that timer or to the next scripted bytes;
+ * - (v2) asks the runner, synchronously, before each connection to a fixture
+ *   route; when the route's next script entry is `refused`, the socket fails
+ *   with the ECONNREFUSED error Node gives for a closed port, and nothing
+ *   connects (undici connects with `net.connect`, which calls
+ *   `Socket.prototype.connect`).
  *
  * Not virtual (documented in shims/README.md): internal timers of Node's own
  * modules (`socket.setTimeout`, `http` request timeouts, `net` keep-alive),
@@ -56,8 +61,8 @@ function install() {
   const timers = require('timers');
   const Module = require('module');
 
-  const PROTOCOL_VERSIONS = [1];
-  const SHIM_VERSION = '1.0.0';
+  const PROTOCOL_VERSIONS = [1, 2];
+  const SHIM_VERSION = '1.1.0';
   const EXIT_SHIM_FAILED = 97;
   const TIMEOUT_MAX = 2 ** 31 - 1;
 
@@ -92,6 +97,7 @@ function install() {
     stallMs: 2000,
     heartbeatMs: 250,
     fixturePorts: new Set(),
+    version: 1, // the protocol version the runner chose
     draws: null, // explicit draws, or null for the seeded generator
     seed: 0n,
     used: 0,
@@ -154,6 +160,94 @@ function install() {
     send(msg);
   }
 
+  function pump() {
+    let i;
+    while ((i = inbuf.indexOf('\n')) >= 0) {
+      const line = inbuf.slice(0, i);
+      inbuf = inbuf.slice(i + 1);
+      let msg;
+      try {
+        msg = JSON.parse(line);
+      } catch (_) {
+        fail(`the runner sent a line that is not JSON: ${line.slice(0, 200)}`);
+      }
+      onMessage(msg);
+    }
+  }
+
+  // Protocol v2 `connect`: a synchronous round trip on the channel's fd
+  // (the program's connect call cannot wait for the event loop). Lines that
+  // are not the answer (a block's reply) stay in `inbuf` for `pump`.
+  let connectSeq = 0;
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  function refusesConnect(port) {
+    if (clock.version < 2) return false;
+    const fd = control && control._handle && control._handle.fd;
+    if (typeof fd !== 'number' || fd < 0) fail('cannot ask the runner about a connection: the clock channel has no file descriptor');
+    connectSeq += 1;
+    const mine = `c${connectSeq}`;
+    fs.writeSync(fd, JSON.stringify({ op: 'connect', seq: mine, port }) + '\n');
+    const decoder = new (require('string_decoder').StringDecoder)('utf8');
+    const buf = Buffer.alloc(65536);
+    const since = real.dateNow();
+    let answer = null;
+    let queued = false;
+    for (;;) {
+      let at = 0;
+      let i;
+      while ((i = inbuf.indexOf('\n', at)) >= 0) {
+        const line = inbuf.slice(at, i);
+        let msg = null;
+        try {
+          msg = JSON.parse(line);
+        } catch (_) {
+          /* pump reports it */
+        }
+        if (msg && msg.op === 'connect' && msg.seq === mine) {
+          inbuf = inbuf.slice(0, at) + inbuf.slice(i + 1);
+          answer = msg;
+          break;
+        }
+        at = i + 1;
+      }
+      if (answer) break;
+      if (real.dateNow() - since > clock.stallMs) fail(`the runner did not answer connect ${mine} within ${clock.stallMs} ms of real time`);
+      let n = 0;
+      try {
+        n = fs.readSync(fd, buf, 0, buf.length, null);
+      } catch (e) {
+        if (e.code !== 'EAGAIN' && e.code !== 'EWOULDBLOCK') fail(`the runner's clock channel broke: ${e.message}`);
+        Atomics.wait(nap, 0, 0, 1); // 1 ms of real time
+        continue;
+      }
+      if (n === 0) fail('the runner closed the clock channel (the row was stopped, or the runner exited)');
+      inbuf += decoder.write(buf.subarray(0, n));
+      queued = true;
+    }
+    if (queued && inbuf.indexOf('\n') >= 0) real.setImmediate(pump);
+    if (DEBUG) debug(`connect port=${port} refused=${answer.refused}`);
+    return answer.refused === true;
+  }
+
+  // What net gives a connect to a closed port: the socket is destroyed
+  // with this error on a later tick (net.js afterConnect ->
+  // ExceptionWithHostPort(status, 'connect', address, port)).
+  function refuse(sock, host, port) {
+    const os = require('os');
+    const err = new Error(`connect ECONNREFUSED ${host}:${port}`);
+    err.errno = -os.constants.errno.ECONNREFUSED;
+    err.code = 'ECONNREFUSED';
+    err.syscall = 'connect';
+    err.address = host;
+    err.port = port;
+    sock.connecting = true;
+    process.nextTick(() => {
+      sock.connecting = false;
+      sock.destroy(err);
+    });
+    return sock;
+  }
+
   function connectControl(onWelcome) {
     const i = ADDRESS.lastIndexOf(':');
     const host = ADDRESS.slice(0, i).replace(/^\[|\]$/g, '');
@@ -168,18 +262,7 @@ function install() {
     control.on('close', () => fail('the runner closed the clock channel (the row was stopped, or the runner exited)'));
     control.on('data', (chunk) => {
       inbuf += chunk;
-      let i;
-      while ((i = inbuf.indexOf('\n')) >= 0) {
-        const line = inbuf.slice(0, i);
-        inbuf = inbuf.slice(i + 1);
-        let msg;
-        try {
-          msg = JSON.parse(line);
-        } catch (_) {
-          fail(`the runner sent a line that is not JSON: ${line.slice(0, 200)}`);
-        }
-        onMessage(msg);
-      }
+      pump();
     });
     onMessage = (msg) => {
       if (msg.op === 'refuse') {
@@ -191,6 +274,7 @@ function install() {
       if (msg.op !== 'welcome') fail(`expected welcome from the runner, got ${msg.op}`);
       if (!PROTOCOL_VERSIONS.includes(msg.v)) fail(`the runner chose protocol version ${msg.v}`);
       onMessage = onReply;
+      clock.version = msg.v;
       onWelcome(msg);
     };
     control.write(
@@ -379,6 +463,12 @@ function install() {
   // -- fixture sockets -------------------------------------------------------------------
 
   const conns = []; // every fixture connection of the row, closed ones too
+  function target(args) {
+    const a0 = args[0];
+    if (Array.isArray(a0)) return target(a0);
+    if (a0 && typeof a0 === 'object') return { host: a0.host || '127.0.0.1', port: Number(a0.port) };
+    return { host: typeof args[1] === 'string' ? args[1] : '127.0.0.1', port: Number(a0) };
+  }
   function isFixture(args) {
     let port;
     let host;
@@ -425,6 +515,10 @@ function install() {
 
   net.Socket.prototype.connect = function connect(...args) {
     const tracked = isFixture(args);
+    if (tracked && !this.__fmConn) {
+      const { host, port } = target(args);
+      if (refusesConnect(port)) return refuse(this, host, port);
+    }
     const out = real.connect.apply(this, args);
     if (tracked && !this.__fmConn) {
       const sock = this;

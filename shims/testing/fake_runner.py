@@ -43,7 +43,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-PROTOCOL_VERSIONS = [1]
+PROTOCOL_VERSIONS = [1, 2]
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHIMS = os.path.dirname(HERE)
 PYTHON_SHIM = os.path.join(SHIMS, "python")
@@ -156,7 +156,7 @@ def parse_entry(raw: Any) -> tuple[Entry, Any]:
         return Entry("response", status=int(raw), label=str(raw)), 1
     if raw == "ok":
         return Entry("response", status=200, body=b'{"ok":true}', label="ok"), 1
-    if raw in ("timeout", "reset", "malformed", "truncated"):
+    if raw in ("timeout", "reset", "refused", "malformed", "truncated"):
         return Entry(raw, label=raw), 1
     if not isinstance(raw, dict):
         raise ValueError(f"script entry {raw!r} is not a status, a fault or a map")
@@ -196,6 +196,11 @@ class RouteCursor:
             self.served += 1
             return self.forever
         return None
+
+    def peek(self) -> Entry | None:
+        if self.served < len(self.entries):
+            return self.entries[self.served]
+        return self.forever
 
     def unused(self) -> int:
         return max(0, len(self.entries) - self.served)
@@ -270,7 +275,8 @@ BY_BODY = {
     "permission_error": "PERMISSION_DENIED", "insufficient_quota": "QUOTA_EXHAUSTED",
     "quota_exceeded": "QUOTA_EXHAUSTED", "not_found": "NOT_FOUND", "not_found_error": "NOT_FOUND",
 }
-BY_OUTCOME = {"timeout": "TIMEOUT", "reset": "CONNECTION_RESET", "malformed": "MALFORMED_RESPONSE",
+BY_OUTCOME = {"timeout": "TIMEOUT", "reset": "CONNECTION_RESET", "refused": "CONNECTION_REFUSED",
+              "malformed": "MALFORMED_RESPONSE",
               "broken": "STREAM_BROKEN"}
 
 
@@ -432,6 +438,7 @@ class RowRun:
         self.proc = None  # one process per row
         self.warm_id = None
         self.pid = None
+        self.proto = 1  # the protocol version chosen at the hello
 
     # -- what the client is told ------------------------------------------
 
@@ -439,7 +446,7 @@ class RowRun:
         jitter = {"draws": list(self.spec.jitter)} if self.spec.jitter is not None else {"seed": self.spec.jitter_seed}
         return {
             "op": "welcome",
-            "v": 1,
+            "v": self.proto,
             "now_ns": 0,
             "wall_start_ns": str(self.spec.wall_start_ns),  # a string: exact in every language
             "monotonic_origin_ns": MONOTONIC_ORIGIN_NS,
@@ -624,6 +631,9 @@ class RowRun:
         cursor = self.cursors.get(script)
         entry = cursor.next() if cursor is not None else None
         close = headers.get("connection", "").lower() == "close"
+        # The route's next call is refused at connect time (v2): this answer
+        # closes its connection, so the client has to connect again.
+        close = close or self.next_refused(c.route)
         if entry is None:
             self.queue(c, response_bytes(500, [("x-should-retry", "false")],
                                          b'{"error":{"message":"faultmatrix: no answer was scripted for this call",'
@@ -636,6 +646,26 @@ class RowRun:
             return
         c.call = call
         heapq.heappush(self.events, (self.now + entry.latency_ns, next(self.seq), c, entry, call, close))
+
+    def next_refused(self, route: str) -> bool:
+        cursor = self.cursors.get(route)
+        entry = cursor.peek() if cursor is not None else None
+        return entry is not None and entry.kind == "refused"
+
+    def on_connect(self, msg: dict):
+        """v2 `connect`: refused when the route's next entry is `refused`;
+        that entry is then the route's call, at `now`, taking no time."""
+        port = int(msg.get("port", 0))
+        route = next((r for r, u in self.urls.items() if u.rsplit(":", 1)[1] == str(port)), None)
+        refused = route is not None and self.next_refused(route)
+        if refused:
+            if not self.first_request_seen:
+                self.first_request_real = time.monotonic()
+            self.first_request_seen = True
+            self.cursors[route].next()
+            attempt = sum(1 for k in self.calls if k.route == route) + 1
+            self.calls.append(Call(route, attempt, self.now, end_ns=self.now, outcome="refused"))
+        self.send_client({"op": "connect", "seq": msg.get("seq"), "refused": refused})
 
     def queue(self, c: FixtureConn, data: bytes, close_after=False):
         c.outbuf += data
@@ -681,7 +711,12 @@ class RowRun:
     def fire(self, c: FixtureConn, entry: Entry, call: Call, client_close: bool):
         """A scripted answer's time has come: its bytes go out now."""
         c.call = None
-        if entry.kind == "reset":
+        if entry.kind == "refused":
+            self.end_call(call, "unscripted")
+            self.close_conn(c, reset=True)
+            self.fail(f"{call.route}{call.attempt} is scripted `refused`, but its request came on a connection "
+                      "that was already open (or the shim speaks protocol v1)")
+        elif entry.kind == "reset":
             self.end_call(call, "reset")
             self.close_conn(c, reset=True)
         elif entry.kind == "malformed":
@@ -839,6 +874,8 @@ class RowRun:
         op = msg.get("op")
         if op == "block":
             self.on_block(msg)
+        elif op == "connect" and self.proto >= 2:
+            self.on_connect(msg)
         elif op == "heartbeat":
             self.draws = max(self.draws, int(msg.get("draws", 0)))
         elif op == "stalled":
@@ -1195,6 +1232,7 @@ class FakeRunner:
                 return
             c.kind, c.row = "row", row
             row.client = c
+            row.proto = max(v for v in versions if v in PROTOCOL_VERSIONS)
             row.hello_real = row.last_message_real = time.monotonic()
             self.send(c, row.welcome())
             return

@@ -7,6 +7,7 @@ without guidance (calculateDefaultRetryTimeoutMillis); the shim feeds every
 Math.random call, so a row lists the draws in that order:
     [log 1, jitter 1, log 2, jitter 2, ..., log n]."""
 
+import errno
 import json
 import os
 import tempfile
@@ -125,6 +126,40 @@ class NodeShim(RunnerCase):
         self.assertEqual(r["out"], [["ok", 204, 1250], ["TimeoutError", 2000]])
         self.assertEqual([(c.start_ns, c.end_ns, c.outcome) for c in res.calls],
                          [(0, 1_250_000_000, "204"), (1_250_000_000, 3_250_000_000, "timeout")])
+
+    def test_a_refused_entry_refuses_exactly_that_connect_with_nets_error(self):
+        # Protocol v2: net.connect and fetch (undici) each meet one `refused`
+        # entry with the error net gives for a closed port; the next fetch
+        # connects and gets the 204.
+        res, r = self.run_js(
+            """
+            const net = require('net');
+            const url = process.env.FAULTMATRIX_URL_API + '/x';
+            const port = Number(new URL(url).port);
+            const out = {};
+            const s = net.connect({ host: '127.0.0.1', port });
+            s.on('error', async (e) => {
+              out.net = [e.message === `connect ECONNREFUSED 127.0.0.1:${port}`, e.code, e.errno, e.syscall, e.port];
+              try {
+                await fetch(url, { method: 'POST', body: '{}' });
+              } catch (err) {
+                out.fetch = [err.message, err.cause && err.cause.code];
+              }
+              const r = await fetch(url, { method: 'POST', body: '{}' });
+              await r.text();
+              out.ok = [r.status, performance.now()];
+              console.log(JSON.stringify({ outcome: 'success', ...out }));
+            });
+            s.on('connect', () => { out.connected = true; });
+            """,
+            {"api": ["refused", "refused", 204]},
+        )
+        self.assertEqual(r["net"][:4], [True, "ECONNREFUSED", -errno.ECONNREFUSED, "connect"])
+        self.assertEqual(r["fetch"], ["fetch failed", "ECONNREFUSED"])
+        self.assertNotIn("connected", r)
+        self.assertEqual(r["ok"][0], 204)
+        self.assertEqual([(c.outcome, c.start_ns, c.end_ns) for c in res.calls],
+                         [("refused", 0, 0), ("refused", 0, 0), ("204", 0, 0)])
 
     def test_a_blocked_event_loop_fails_the_row(self):
         path = write_script(self.tmp, "busy.js", """

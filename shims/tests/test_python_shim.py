@@ -1,6 +1,7 @@
 """The Python shim, function by function, with no SDK: each client is a few
 lines of standard library run through the fake runner."""
 
+import errno
 import json
 import os
 import socket
@@ -226,6 +227,44 @@ class PythonShim(RunnerCase):
         )
         self.assertEqual(r["what"], "reset")
         self.assertAlmostEqual(r["t"], 0.3, places=9)
+
+    def test_a_refused_entry_refuses_exactly_that_connect_with_the_real_error(self):
+        # Protocol v2: connect, connect_ex and asyncio's sock_connect each
+        # meet one `refused` entry; the next connect gets the 204.
+        res, r = self.run_json(
+            """
+            import asyncio, errno, json, os, socket, time, urllib.parse
+            u = urllib.parse.urlparse(os.environ["FAULTMATRIX_URL_API"])
+            out = {}
+            try:
+                socket.create_connection((u.hostname, u.port), timeout=5)
+            except ConnectionRefusedError as e:
+                out["connect"] = [type(e).__name__, e.errno == errno.ECONNREFUSED, e.strerror]
+            s = socket.socket()
+            out["connect_ex"] = s.connect_ex((u.hostname, u.port)) == errno.ECONNREFUSED
+            s.close()
+            async def main():
+                try:
+                    await asyncio.open_connection(u.hostname, u.port)
+                except ConnectionRefusedError as e:
+                    return e.errno == errno.ECONNREFUSED
+            out["asyncio"] = asyncio.run(main())
+            out["t"] = time.monotonic() - 1000
+            s = socket.create_connection((u.hostname, u.port), timeout=5)
+            s.sendall(b"GET /x HTTP/1.1\\r\\nhost: x\\r\\n\\r\\n")
+            out["got"] = s.recv(100).split(b"\\r\\n")[0].decode()
+            s.close()
+            print(json.dumps({"outcome": "success", **out}))
+            """,
+            {"api": ["refused", "refused", "refused", 204]},
+        )
+        self.assertEqual(r["connect"], ["ConnectionRefusedError", True, os.strerror(errno.ECONNREFUSED)])
+        self.assertTrue(r["connect_ex"])
+        self.assertTrue(r["asyncio"])
+        self.assertEqual(r["t"], 0)  # a refusal takes no virtual time
+        self.assertEqual(r["got"], "HTTP/1.1 204 No Content")
+        self.assertEqual([(c.outcome, c.start_ns, c.end_ns) for c in res.calls],
+                         [("refused", 0, 0)] * 3 + [("204", 0, 0)])
 
     def test_http_client_keep_alive_and_waits(self):
         res, r = self.run_json(
@@ -532,7 +571,7 @@ class Installation(unittest.TestCase):
             c, _ = ls.accept()
             hello = json.loads(c.makefile().readline())
             self.hello = hello
-            c.sendall(b'{"op":"refuse","error":"this runner speaks v2 only","versions":[2]}\n')
+            c.sendall(b'{"op":"refuse","error":"this runner speaks v3 only","versions":[3]}\n')
             c.close()
 
         t = threading.Thread(target=serve)
@@ -542,11 +581,11 @@ class Installation(unittest.TestCase):
                              capture_output=True, text=True)
         t.join()
         ls.close()
-        self.assertEqual(self.hello["versions"], [1])
+        self.assertEqual(self.hello["versions"], [1, 2])
         self.assertEqual(self.hello["role"], "row")
         self.assertEqual(out.returncode, 97)
-        self.assertIn("this runner speaks v2 only", out.stderr)
-        self.assertIn("speaks protocol versions [2], this shim [1]", out.stderr)
+        self.assertIn("this runner speaks v3 only", out.stderr)
+        self.assertIn("speaks protocol versions [3], this shim [1, 2]", out.stderr)
 
 
 if __name__ == "__main__":

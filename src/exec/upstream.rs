@@ -66,6 +66,11 @@ impl RouteCursor {
         Ok(entry)
     }
 
+    /// The entry the next call gets, without serving it.
+    pub fn peek(&self) -> Option<&Entry> {
+        self.entries.get(self.cursor)
+    }
+
     /// The failure message when scripted answers were never requested.
     pub fn unused(&self, route: &str) -> Option<String> {
         let mut unused = Vec::new();
@@ -285,6 +290,32 @@ impl Upstream {
         }
     }
 
+    /// Whether the next call on `route`'s main script is scripted
+    /// `refused`: a connection to the route is refused then (over the
+    /// wire, the decision is taken at connect time, before any request).
+    pub fn next_refused(&self, route: &str) -> bool {
+        self.routes
+            .get(route)
+            .and_then(RouteCursor::peek)
+            .is_some_and(|e| matches!(e.answer, crate::model::Answer::Refused))
+    }
+
+    /// A connection to `route` attempted while its next entry is
+    /// `refused` (see [`Upstream::next_refused`]): the entry is served as
+    /// that call. Returns the call's attempt number and label, or `None`
+    /// when the next entry is not `refused` (the connection goes ahead and
+    /// nothing is consumed).
+    pub fn refuse_connect(&mut self, route: &str) -> Option<(u32, String)> {
+        if !self.next_refused(route) {
+            return None;
+        }
+        let (attempt, label, pick) = self.call(route, false, None);
+        // The runaway guard may have stopped the run instead: the label is
+        // `-` then and the failure is recorded; it is still this call.
+        let _ = pick;
+        Some((attempt, label))
+    }
+
     /// A create answered with success: one record, committed for its key.
     pub fn created(&mut self, idempotency_key: Option<&str>, answer: Stored) {
         self.records += 1;
@@ -426,6 +457,34 @@ mod tests {
             route: name.into(),
             entries: (0..n).map(|_| Entry::ok()).collect(),
         }
+    }
+
+    #[test]
+    fn a_connect_consumes_only_a_refused_entry_and_numbers_it_as_the_routes_call() {
+        let refused = Entry {
+            answer: crate::model::Answer::Refused,
+            label: "refused".into(),
+            ..Entry::ok()
+        };
+        let mut up = Upstream::new(
+            &[RouteScript {
+                route: "A".into(),
+                entries: vec![Entry::ok(), refused, Entry::ok()],
+            }],
+            10,
+        );
+        // The next entry is a 200: the connection goes ahead, nothing consumed.
+        assert!(!up.next_refused("A") && up.refuse_connect("A").is_none());
+        assert!(!up.next_refused("B") && up.refuse_connect("B").is_none());
+        let (_, n, _, _) = up.call_at("A", None, false, None);
+        assert_eq!(n, 1);
+        assert!(up.next_refused("A"));
+        assert_eq!(up.refuse_connect("A"), Some((2, "refused".to_string())));
+        assert!(up.refuse_connect("A").is_none());
+        let (_, n, _, pick) = up.call_at("A", None, false, None);
+        assert!(n == 3 && matches!(pick, Pick::Entry(_)));
+        let (failures, _) = up.finish(&["A".into()]);
+        assert!(failures.is_empty(), "{failures:?}");
     }
 
     #[test]

@@ -15,7 +15,7 @@ fn miss_text(what: &str, spec: &DurationSpec, actual: Duration, t: &Tolerance, m
     let (lo, hi) = t.window(spec);
     let (by, dir) = match m {
         Miss::Short(d) => (d, "too short"),
-        Miss::Long(d) => (d, "too long"),
+        Miss::Late(d) => (d, "too late"),
     };
     format!(
         "{what}: observed {}, expected {spec} {} = {}..{}: {} {dir}",
@@ -54,21 +54,30 @@ pub fn snap(row: &Row, obs: &mut Observation, t: &Tolerance) {
                     )),
                 },
                 (None, _) => {
-                    // No wait written: 0s expected; tiny gaps are noise.
-                    match t.check(&zero, w) {
-                        Ok(_) => line.wait = Some(Duration::ZERO),
-                        Err(m)
-                            if same_call
-                                && exp.is_some_and(|e| e.decision.as_str() == line.decision) =>
-                        {
-                            problems.push(miss_text(
-                                &format!("{label} wait (none written, so 0s)"),
-                                &zero,
-                                w,
-                                t,
-                                m,
-                            ))
+                    // No wait written: 0s expected; gaps within the
+                    // tolerance are noise. A line that differs anyway (an
+                    // extra call, another decision) is judged without
+                    // `late`, so the diff shows a real wait it made (the
+                    // extra retry's 800ms) rather than hiding it as noise.
+                    let matching =
+                        same_call && exp.is_some_and(|e| e.decision.as_str() == line.decision);
+                    let judge = if matching {
+                        *t
+                    } else {
+                        Tolerance {
+                            late: Duration::ZERO,
+                            ..*t
                         }
+                    };
+                    match judge.check(&zero, w) {
+                        Ok(_) => line.wait = Some(Duration::ZERO),
+                        Err(m) if matching => problems.push(miss_text(
+                            &format!("{label} wait (none written, so 0s)"),
+                            &zero,
+                            w,
+                            t,
+                            m,
+                        )),
                         Err(_) => {}
                     }
                 }
@@ -129,7 +138,29 @@ mod tests {
         );
         assert_eq!(
             s,
-            "A1 wait: observed 300ms, expected 1s ±(50ms + 10%) = 850ms..1150ms: 550ms too short"
+            "A1 wait: observed 300ms, expected 1s ±(50ms + 10%) +1s late = 850ms..2150ms: 550ms too short"
+        );
+    }
+
+    #[test]
+    fn late_misses_name_the_late_window() {
+        let t = Tolerance::default();
+        let two = DurationSpec::Exact(ms(2000));
+        let observed = ms(5000);
+        let miss = t.check(&two, observed).unwrap_err();
+        assert_eq!(miss, Miss::Late(ms(1750)));
+        assert_eq!(
+            miss_text("A1 wait", &two, observed, &t, miss),
+            "A1 wait: observed 5s, expected 2s ±(50ms + 10%) +1s late = 1750ms..3250ms: 1750ms too late"
+        );
+        let symmetric = Tolerance {
+            late: Duration::ZERO,
+            ..t
+        };
+        let miss = symmetric.check(&two, ms(2300)).unwrap_err();
+        assert_eq!(
+            miss_text("elapsed", &two, ms(2300), &symmetric, miss),
+            "elapsed: observed 2300ms, expected 2s ±(50ms + 10%) = 1750ms..2250ms: 50ms too late"
         );
     }
 }

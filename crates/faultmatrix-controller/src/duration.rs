@@ -58,6 +58,9 @@ pub fn parse(text: &str) -> Result<Duration, String> {
             "an empty duration: expected a number and a unit such as `1s` or `250ms`".into(),
         );
     }
+    if t.starts_with('-') {
+        return Err(format!("`{t}` is negative: a duration is 0 or more"));
+    }
     let mut nanos: u128 = 0;
     let mut rest = t;
     while !rest.is_empty() {
@@ -271,6 +274,10 @@ mod tests {
         assert!(parse("").unwrap_err().contains("empty"));
         assert!(parse("  ").unwrap_err().contains("empty"));
         assert!(parse("1.2.3s").is_err());
+        assert_eq!(
+            parse(" -250ms").unwrap_err(),
+            "`-250ms` is negative: a duration is 0 or more"
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-"""faultmatrix's Python virtual-clock shim (protocol v1, shims/PROTOCOL.md).
+"""faultmatrix's Python virtual-clock shim (protocol v1 and v2, shims/PROTOCOL.md).
 
 Activated by `sitecustomize` when `FAULTMATRIX_CLOCK` is set:
 

@@ -12,8 +12,8 @@ import time as _time
 
 from . import _channel
 
-PROTOCOL_VERSIONS = [1]
-SHIM_VERSION = "1.0.0"
+PROTOCOL_VERSIONS = [1, 2]
+SHIM_VERSION = "1.1.0"
 
 # The real functions, captured before any patch.
 REAL = {
@@ -101,6 +101,7 @@ class Clock:
         self.stall_ms = 2000
         self.heartbeat_ms = 250
         self.role = None  # "row" or "warm"
+        self.version = 1  # the protocol version the runner chose
         self.sockets = None  # the socket registry (set by the socket patch)
         self.waiting = False  # a thread is inside block()
         self.threads_busy = 0  # event-loop work handed to threads
@@ -145,6 +146,7 @@ class Clock:
         if reply.get("v") not in PROTOCOL_VERSIONS:
             _channel.fail(f"the runner chose protocol version {reply.get('v')!r}, this shim speaks {PROTOCOL_VERSIONS}")
         self.role = role
+        self.version = reply.get("v")
         self.apply_welcome(reply)
         return reply
 
@@ -249,6 +251,37 @@ class Clock:
         finally:
             self.waiting = False
             self._waiter = None
+            self._wait_lock.release()
+
+    def refuses_connect(self, port):
+        """Protocol v2: asks the runner whether this connection to the
+        fixture listener on `port` is refused (the route's next script entry
+        is `refused`; the runner records the call). False on v1."""
+        if self.version < 2 or self.channel is None or self.dead:
+            return False
+        me = threading.get_ident()
+        if not self._wait_lock.acquire(blocking=False):
+            self.channel.try_send(
+                {
+                    "op": "error",
+                    "code": "unsupported",
+                    "message": "a thread connected to the fixture server while another waited on the "
+                    f"virtual clock ({self._waiter} and {me}); the Python shim supports one waiting thread",
+                }
+            )
+            self._wait_lock.acquire()
+        try:
+            self.seq += 1
+            self.channel.send({"op": "connect", "seq": self.seq, "port": port})
+            reply = self.channel.recv()
+            if reply.get("op") != "connect" or reply.get("seq") != self.seq:
+                _channel.fail(
+                    f"the runner answered connect {self.seq} with {reply.get('op')!r} {reply.get('seq')!r}"
+                )
+            if DEBUG:
+                debug(f"connect port={port} refused={reply.get('refused')}")
+            return bool(reply.get("refused"))
+        finally:
             self._wait_lock.release()
 
     def wait_until(self, deadline_ns, on):

@@ -15,6 +15,11 @@ accounting"):
   the TCP state says the peer closed);
 - `closed`: the application closed the socket or shut down writing.
 
+A connection to a fixture address first asks the runner (protocol v2,
+`connect`): when the route's next script entry is `refused`, `connect`
+raises `ConnectionRefusedError` (errno ECONNREFUSED) and `connect_ex`
+returns ECONNREFUSED, as a closed port would, and nothing connects.
+
 A blocking read (recv/recv_into/recvfrom/recvfrom_into on a socket with a
 timeout other than 0) on a tracked connection never waits in real time: if
 no byte is ready, the shim blocks on the virtual clock until the runner
@@ -25,6 +30,7 @@ would. Non-blocking sockets (asyncio's) pass straight through, counted.
 
 import errno
 import fcntl
+import os
 import select
 import socket
 import struct
@@ -166,9 +172,20 @@ def _register(sock, address):
         REGISTRY.track(sock, port)
 
 
+def _refused(address):
+    """Protocol v2: the runner says this connection is refused (the
+    route's next script entry is `refused`): the program gets the error a
+    real refusal gives, and nothing connects."""
+    return CLOCK.refuses_connect(address[1])
+
+
 def connect(self, address):
     if not _is_fixture(self, address):
         return _REAL["connect"](self, address)
+    if _refused(address):
+        # What connect(2) gives on a closed port, blocking or not (asyncio's
+        # sock_connect calls this and fails its future with it).
+        raise ConnectionRefusedError(errno.ECONNREFUSED, os.strerror(errno.ECONNREFUSED))
     try:
         _REAL["connect"](self, address)
     except BlockingIOError:
@@ -180,6 +197,8 @@ def connect(self, address):
 def connect_ex(self, address):
     if not _is_fixture(self, address):
         return _REAL["connect_ex"](self, address)
+    if _refused(address):
+        return errno.ECONNREFUSED
     rc = _REAL["connect_ex"](self, address)
     if rc in (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY):
         _register(self, address)

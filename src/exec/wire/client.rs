@@ -18,6 +18,7 @@ use crate::contracts::transport::{
     Body, BoxFuture, EventStream, Request, Response, Transport, TransportError,
 };
 use crate::exec::net::{self, Failed};
+use crate::exec::wire::server::ConnectGate;
 
 /// Sends each route's requests to its base URL.
 #[derive(Debug, Clone)]
@@ -25,6 +26,7 @@ pub struct HttpTransport {
     bases: Arc<HashMap<String, String>>,
     path: Arc<str>,
     client: net::Client,
+    gate: Option<ConnectGate>,
 }
 
 /// Checks `http://host:port/prefix` (or `https://…`) and returns it
@@ -69,7 +71,16 @@ impl HttpTransport {
             bases: Arc::new(bases),
             path: Arc::from(path),
             client: net::client(timeout, ca_file)?,
+            gate: None,
         })
+    }
+
+    /// Asks `gate` before each call: a call the gate refuses fails with
+    /// [`TransportError::Refused`] without connecting (the fixture server
+    /// has recorded it as a refused call).
+    pub fn with_gate(mut self, gate: ConnectGate) -> Self {
+        self.gate = Some(gate);
+        self
     }
 
     /// [`HttpTransport::with_options`] with no CA file and a 60 s timeout
@@ -159,7 +170,14 @@ impl Transport for HttpTransport {
         let base = self.bases.get(&request.route).cloned();
         let path = self.path.clone();
         let client = self.client.clone();
+        // Asked now, as the call starts: a refusal takes no time and the
+        // call never reaches a socket.
+        let refused =
+            base.is_some() && self.gate.as_ref().is_some_and(|g| g.refuse(&request.route));
         Box::pin(async move {
+            if refused {
+                return Err(TransportError::Refused);
+            }
             let Some(base) = base else {
                 return Err(TransportError::Other(format!(
                     "no base URL for route {}",

@@ -52,6 +52,8 @@ mod row;
 #[cfg(feature = "wire")]
 pub use command::CommandSpec;
 #[cfg(feature = "wire")]
+pub(crate) use row::real_time_alone;
+#[cfg(feature = "wire")]
 pub use row::{program, run_row};
 #[cfg(feature = "wire")]
 pub use server::FixtureServer;

@@ -24,13 +24,17 @@ pub const PATH: &str = "/v1/chat/completions";
 
 /// Runs one row of `system` over HTTP against the row's fixture server
 /// (`routes`: the routes the system declares), on a fresh real-time
-/// current-thread runtime; nothing outlives the call.
+/// current-thread runtime; nothing outlives the call. Measured in real
+/// time, it runs while no command row of this process does, as a
+/// real-clock command row does (`cargo test --test wire` runs the seed
+/// matrix over HTTP beside Python and Node client processes).
 pub fn run_row(
     matrix: &Matrix,
     row: &Row,
     system: &dyn System,
     routes: Option<&[String]>,
 ) -> Observation {
+    let _alone = super::real_time_alone();
     match crate::exec::runtime::real_time_runtime() {
         Ok(rt) => rt.block_on(run_async(matrix, row, system, routes)),
         Err(e) => Observation::failed(
@@ -53,7 +57,9 @@ async fn run_async(
         Err(failed) => return failed,
     };
     let transport = match HttpTransport::new(&bases, PATH) {
-        Ok(t) => t,
+        // The runner owns this client: a `refused` entry refuses the call
+        // before it connects, and the server records it.
+        Ok(t) => t.with_gate(server.gate()),
         Err(e) => return Observation::failed(request_id, e),
     };
     // What `exec::run::row_context` builds (not called: `exec::run` calls

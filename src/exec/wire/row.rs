@@ -7,11 +7,20 @@ use crate::model::command::Clock;
 use crate::model::{Matrix, Row};
 
 /// Held shared by every virtual-clock command row of this process and
-/// alone by each real-clock one: a real-clock row measures its waits in real
+/// alone by each real-clock one (a real-clock command, or an in-process
+/// system `--over-http`): a real-clock row measures its waits in real
 /// time, and under `--test-threads 8` on two cores the other rows' client
 /// processes delayed its client's timers by 100-160 ms (outside a 50 ms
 /// tolerance). Virtual-clock rows do not care when they run.
 static REAL_TIME_ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Waits until no other command row of this process runs, and keeps them
+/// waiting while the guard lives: for a row measured in real time.
+pub(crate) fn real_time_alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    REAL_TIME_ALONE
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Runs one row of a command system on the clock its spec names: the
 /// row's virtual clock through a clock shim ([`vclock`]), or the real clock
@@ -20,9 +29,7 @@ static REAL_TIME_ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
     let mut obs = match spec.clock {
         Clock::Real => {
-            let _alone = REAL_TIME_ALONE
-                .write()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let _alone = real_time_alone();
             command::run_row(matrix, row, spec, env)
         }
         Clock::Virtual => match crate::exec::runtime::real_time_runtime() {

@@ -78,9 +78,10 @@ impl Default for Limits {
 }
 /// Why a `refused` answer cannot be served on a socket.
 pub const REFUSED_ON_A_SOCKET: &str =
-    "a `refused` answer cannot be served over the wire: a listener \
-     cannot refuse one connection and accept the next (the call would already be accepted), so \
-     `refused` is in-process only";
+    "a `refused` answer cannot be served on a connection already accepted: \
+     a listener cannot refuse one connection and accept the next, so over the wire a refusal \
+     is decided before the client connects (a `clock: virtual` command system's shim asks the \
+     runner; `--over-http` asks the server through its `ConnectGate`)";
 
 /// One request as the server saw it, and how it was answered.
 #[derive(Debug, Clone)]
@@ -334,6 +335,12 @@ impl FixtureServer {
         self.shared.lock().upstream.has_failures()
     }
 
+    /// The gate a client that owns its connections asks before each one
+    /// (see [`ConnectGate`]).
+    pub fn gate(&self) -> ConnectGate {
+        ConnectGate(self.shared.clone())
+    }
+
     /// A snapshot of the calls so far.
     pub fn calls(&self) -> Vec<WireCall> {
         self.shared.lock().calls.clone()
@@ -351,6 +358,55 @@ impl FixtureServer {
             rejected: st.rejected,
             records,
         }
+    }
+}
+
+/// Asked before a connection to a route: when the route's next entry is
+/// `refused`, that entry is the call (recorded now, ended at once, outcome
+/// `refused`) and the client must not connect. A listener cannot refuse one
+/// connection and accept the next, so only a client that asks can be
+/// refused honestly: the in-process system over HTTP (`--over-http`),
+/// whose transport the runner owns.
+#[derive(Clone)]
+pub struct ConnectGate(Arc<Shared>);
+
+impl std::fmt::Debug for ConnectGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ConnectGate")
+    }
+}
+
+impl ConnectGate {
+    /// Whether this connection attempt to `route` is refused (and the
+    /// route's `refused` entry served as a call).
+    pub fn refuse(&self, route: &str) -> bool {
+        let now = self.0.now();
+        let mut st = self.0.lock();
+        let Some((attempt, label)) = st.upstream.refuse_connect(route) else {
+            return false;
+        };
+        st.calls.push(WireCall {
+            route: route.to_string(),
+            attempt,
+            started: now,
+            ended: Some(now),
+            outcome: Outcome::Refused,
+            method: String::new(),
+            path: String::new(),
+            headers: Vec::new(),
+            body_size: 0,
+            model: None,
+            stream: false,
+            body_seen: Vec::new(),
+            answer_body: None,
+            entry: label,
+        });
+        if st.upstream.has_failures() {
+            // The runaway guard stopped the run at this call.
+            drop(st);
+            self.0.abort.notify_one();
+        }
+        true
     }
 }
 
@@ -632,8 +688,9 @@ async fn serve_conn(shared: Arc<Shared>, route: Arc<str>, mut sock: TcpStream) {
         match entry.answer {
             Answer::Refused => {
                 // The connection is already accepted: refusing it now
-                // would be a lie. The loader refuses these rows; this is
-                // the guard for a server started some other way.
+                // would be a lie. The loader refuses these rows on the real
+                // clock and `--over-http` refuses through the gate before
+                // connecting; this is the guard for a server used otherwise.
                 shared.lock().upstream.fail(REFUSED_ON_A_SOCKET.into());
                 let _ = sock.set_zero_linger();
                 shared.end(idx, Outcome::Unscripted);

@@ -45,8 +45,9 @@ use crate::exec::upstream::{Pick, Upstream};
 use crate::model::command::CommandSpec;
 use crate::model::{Answer, Entry, JitterInput, Matrix, ScriptedResponse, SseItem};
 
-/// Protocol versions this runner speaks.
-pub const VERSIONS: &[u64] = &[1];
+/// Protocol versions this runner speaks: 2 adds `connect` (a connection
+/// to a fixture route is refused when the route's next entry is `refused`).
+pub const VERSIONS: &[u64] = &[1, 2];
 /// Real time a shim may be blocked outside the clock, or bytes may stay in
 /// flight, before the row fails (PROTOCOL.md §7).
 pub const STALL_MS: u64 = 2000;
@@ -337,6 +338,8 @@ struct RowRun<'a> {
     /// (op and seq), for the silence message.
     last_sent: String,
     last_block: String,
+    /// The protocol version chosen at the hello.
+    proto: u64,
 }
 
 /// A control message's op and seq, for messages.
@@ -469,7 +472,7 @@ impl<'a> RowRun<'a> {
         );
         json!({
             "op": "welcome",
-            "v": 1,
+            "v": self.proto,
             "now_ns": 0,
             "wall_start_ns": wall.to_string(),
             "monotonic_origin_ns": MONOTONIC_ORIGIN_NS,
@@ -695,6 +698,10 @@ impl<'a> RowRun<'a> {
         let (script, attempt, label, pick) =
             self.upstream
                 .call_at(&route, target, self.create, key.as_deref());
+        // The route's next call is refused at connect time: this answer
+        // closes its connection, so the client has to connect again (a
+        // pooled connection would be reused without a connect).
+        let close = close || self.upstream.next_refused(&route);
         self.calls.push(WireCall {
             route: script,
             attempt,
@@ -853,7 +860,17 @@ impl<'a> RowRun<'a> {
             Answer::Refused => {
                 end_call(&mut self.calls, idx, now, Outcome::Unscripted);
                 self.reset(port);
-                self.fail(super::server::REFUSED_ON_A_SOCKET.into(), Ending::Aborted);
+                let c = &self.calls[idx];
+                let why = if self.proto < 2 {
+                    "the client's clock shim speaks protocol v1, which cannot refuse a connection (update the shim)"
+                } else {
+                    "its request came on a connection that was already open: a refusal happens when the client connects, and the fixture server closes the connection after the answer before a `refused`, so the client opened another connection earlier (a pool of several) or reused one it kept"
+                };
+                let message = format!(
+                    "{} is scripted `refused`, but {why} (docs/over-the-wire.md#refused-connections)",
+                    crate::exec::trace::call_label(&c.route, c.attempt)
+                );
+                self.fail(message, Ending::Aborted);
             }
             Answer::Reset => {
                 end_call(&mut self.calls, idx, now, Outcome::Reset);
@@ -1136,6 +1153,63 @@ impl<'a> RowRun<'a> {
         }
     }
 
+    /// `connect` (v2): the client is about to connect to a fixture
+    /// listener. When the route's next entry is `refused`, that entry is
+    /// this call: it is recorded at `now`, takes no virtual time, and the
+    /// shim raises the language's own refused error instead of connecting.
+    /// Otherwise nothing is consumed and the connection goes ahead.
+    async fn on_connect(&mut self, conn: u64, msg: &Value) {
+        let seq = msg.get("seq").cloned().unwrap_or(Value::Null);
+        let port = num(msg, "port");
+        let route = self
+            .fixture_addrs
+            .iter()
+            .position(|a| a.rsplit(':').next() == Some(port.to_string().as_str()))
+            .map(|i| self.fixtures[i].1.clone());
+        let refused = match route {
+            Some(route) => self.refuse_connect(&route),
+            None => false,
+        };
+        self.send(
+            conn,
+            json!({"op": "connect", "seq": seq, "refused": refused}),
+        )
+        .await;
+    }
+
+    /// Serves a refused connection on `route` when its next entry says so.
+    fn refuse_connect(&mut self, route: &str) -> bool {
+        if self.first_request_real.is_none() {
+            self.first_request_real = Some(Instant::now());
+        }
+        let Some((attempt, label)) = self.upstream.refuse_connect(route) else {
+            return false;
+        };
+        let now = Duration::from_nanos(self.now);
+        self.calls.push(WireCall {
+            route: route.to_string(),
+            attempt,
+            started: now,
+            ended: Some(now),
+            outcome: Outcome::Refused,
+            method: String::new(),
+            path: String::new(),
+            headers: Vec::new(),
+            body_size: 0,
+            model: None,
+            stream: false,
+            body_seen: Vec::new(),
+            answer_body: None,
+            entry: label,
+        });
+        if self.upstream.has_failures() && self.ending.is_none() {
+            // The runaway guard stopped the run at this call.
+            self.ending = Some(Ending::Aborted);
+            command::kill_group(self.pid);
+        }
+        true
+    }
+
     fn drain_output(&mut self) {
         self.stdout.drain(self.now);
         self.stderr.drain(self.now);
@@ -1201,6 +1275,12 @@ impl<'a> RowRun<'a> {
                 return;
             }
             self.client = Some(conn);
+            self.proto = versions
+                .iter()
+                .copied()
+                .filter(|v| VERSIONS.contains(v))
+                .max()
+                .unwrap_or(1);
             self.hello_real = Some(Instant::now());
             self.last_message_real = self.hello_real;
             let w = self.welcome();
@@ -1213,6 +1293,7 @@ impl<'a> RowRun<'a> {
                 self.last_block = short(&msg);
                 self.on_block(conn, &msg).await
             }
+            "connect" if self.proto >= 2 => self.on_connect(conn, &msg).await,
             "heartbeat" => self.draws = self.draws.max(num(&msg, "draws")),
             "stalled" => {
                 let text = |k: &str| match msg.get(k) {
@@ -1557,6 +1638,7 @@ pub async fn run_row_stats(
         machine: ProcState::default(),
         last_sent: String::new(),
         last_block: String::new(),
+        proto: 1,
     };
     let mut rx = rx;
     // A warm parent's child, else a process of its own.

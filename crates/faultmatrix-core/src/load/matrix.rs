@@ -512,8 +512,8 @@ fn load_inner(
             &registry,
             check_stops,
         ) {
-            if command.is_some() {
-                refuse_refused_over_the_wire(cx, &row, &path);
+            if let Some(spec) = &command {
+                refuse_refused_over_the_wire(cx, &row, &path, spec.clock);
             }
             row.settings.system = row_system;
             row.settings.env = row_env;
@@ -673,21 +673,43 @@ fn registry_load_error(cx: &mut Ctx<'_>, shown: &str, e: RegistryError) {
     }
 }
 
-/// A command system is served over sockets, where `refused` has no honest
-/// form: a listener cannot refuse one connection and accept the next, and
-/// closing it meanwhile would hide the call from the trace. Such rows are
-/// refused when the file loads, at the route that scripts it.
-fn refuse_refused_over_the_wire(cx: &mut Ctx<'_>, row: &crate::model::Row, path: &[Seg]) {
+/// A command system is served over sockets. On the virtual clock the
+/// client's shim asks the runner before each connection to a fixture
+/// route, so a `refused` entry refuses exactly that connection. On the
+/// real clock nothing asks: a listener cannot refuse one connection and
+/// accept the next, and closing it meanwhile would hide the call from the
+/// trace, so such rows are refused when the file loads. A keyed script
+/// (`A GET /v1/models`) cannot say `refused` over the wire either: the
+/// connection comes before the request that carries the method and path.
+fn refuse_refused_over_the_wire(
+    cx: &mut Ctx<'_>,
+    row: &crate::model::Row,
+    path: &[Seg],
+    clock: crate::model::command::Clock,
+) {
     for script in row.inject() {
-        if script
+        if !script
             .entries
             .iter()
             .any(|e| matches!(e.answer, crate::model::Answer::Refused))
         {
+            continue;
+        }
+        let at = child(&child(path, key("inject")), key(&script.route));
+        if script.key().1.is_some() {
             cx.error(
-                &child(&child(path, key("inject")), key(&script.route)),
+                &at,
                 format!(
-                    "route {} answers `refused`, which a command system cannot be given: over the wire a listener cannot refuse one connection and accept the next, so the call could not be both refused and observed; `refused` runs in process (see docs/over-the-wire.md)",
+                    "script `{}` answers `refused`, but a connection is refused before its request says its method and path; put `refused` in route {}'s own script (see docs/over-the-wire.md#refused-connections)",
+                    script.route,
+                    script.key().0
+                ),
+            );
+        } else if clock == crate::model::command::Clock::Real {
+            cx.error(
+                &at,
+                format!(
+                    "route {} answers `refused`, which a command system on the real clock cannot be given: a listener cannot refuse one connection and accept the next, so the call could not be both refused and observed; write `clock: virtual` in `system:` (a Python or Node client: its shim asks the runner before each connection) or run the row in process (see docs/over-the-wire.md#refused-connections)",
                     script.route
                 ),
             );

@@ -339,18 +339,21 @@ pub struct RawSseItem {
     pub delay: Option<Dur>,
 }
 
-/// `tolerance:` as written: `{ abs: 50ms, rel: 10% }` (either may be left out).
+/// `tolerance:` as written: `{ abs: 50ms, rel: 10%, late: 1s }` (any may be left out).
 /// Over the wire only: how far a real wait may be from the expected one.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RawTolerance {
-    /// Absolute slack (default 50ms).
+    /// Absolute slack, early and late (default 50ms).
     #[serde(default)]
     pub abs: Option<Dur>,
-    /// Relative slack, of the expected value: `10%` or a fraction such as `0.1` (default 10%).
+    /// Relative slack, early and late, of the expected value: `10%` or a fraction such as `0.1` (default 10%).
     #[serde(default)]
     pub rel: Option<RawRel>,
+    /// Extra slack on the late side only, for a loaded machine: load makes real waits longer, never shorter (default 1s; `0s` for a symmetric window).
+    #[serde(default)]
+    pub late: Option<Dur>,
 }
 
 /// A relative tolerance as written: `10%` or a fraction such as `0.1`.
@@ -370,6 +373,9 @@ impl RawTolerance {
         let mut t = base;
         if let Some(a) = self.abs {
             t.abs = a.0;
+        }
+        if let Some(l) = self.late {
+            t.late = l.0;
         }
         if let Some(r) = &self.rel {
             let v = match r {
@@ -508,9 +514,32 @@ mod tests {
             raw.apply(base).unwrap(),
             Tolerance {
                 abs: ms(20),
-                rel: 0.05
+                rel: 0.05,
+                late: base.late,
             }
         );
+        let raw: RawTolerance = serde_yaml::from_str("{ late: 250ms }").unwrap();
+        assert_eq!(
+            raw.apply(base).unwrap(),
+            Tolerance {
+                late: ms(250),
+                ..base
+            }
+        );
+        let raw: RawTolerance = serde_yaml::from_str("{ late: 0s }").unwrap();
+        assert_eq!(raw.apply(base).unwrap().late, Duration::ZERO);
+        for (text, want) in [
+            ("{ late: 5 }", "`5` has no unit"),
+            ("{ late: 5x }", "unknown unit `x`"),
+            ("{ late: -1 }", "negative"),
+            ("{ late: [1s] }", "a duration such as"),
+            ("{ lat: 1s }", "unknown field `lat`"),
+        ] {
+            match serde_yaml::from_str::<RawTolerance>(text) {
+                Ok(r) => panic!("{text} was accepted as {r:?}"),
+                Err(e) => assert!(e.to_string().contains(want), "{text}: {e}"),
+            }
+        }
         let raw: RawTolerance = serde_yaml::from_str("{ rel: 0.25 }").unwrap();
         assert_eq!(raw.apply(base).unwrap().rel, 0.25);
         let raw: RawTolerance = serde_yaml::from_str("{ rel: ten }").unwrap();
