@@ -9,6 +9,7 @@
 #   bash bench/perf.sh wire         # over the wire, per row, at 100 / 500 / 2000 rows a file
 #   bash bench/perf.sh nextest      # cargo nextest, per test, debug profile
 #   bash bench/perf.sh peer         # the wiremock-rs way (bench/peer, via bench/seam.sh)
+#   bash bench/perf.sh build        # clean build of a consumer crate that only runs matrices
 #
 # Instruction counts come from valgrind --tool=callgrind, so they hold on a
 # loaded machine; every ratio is taken between figures of the same run.
@@ -21,7 +22,7 @@ mkdir -p "$out"
 cli=${FAULTMATRIX_BENCH_CLI:-target/release/faultmatrix}
 gen=target/release/examples/gen_matrices
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(count frontends memory harness wire nextest peer)
+[ ${#parts[@]} -gt 0 ] || parts=(count frontends memory harness wire nextest peer build)
 
 need_release() {
   cargo build --release --quiet --bin faultmatrix --example gen_matrices --example frontends
@@ -195,6 +196,52 @@ nextest() {
   echo "one test process (--exact, debug): $(python3 -c "print(f'{$n:,}')") instructions"
 }
 
+# A clean `cargo build --tests` of a tiny consumer crate (bench/consumer.sh:
+# one matrix, the reference system, the cargo harness) depending on
+# faultmatrix by path with
+# `default-features = false` and FAULTMATRIX_BENCH_FEATURES (default
+# `harness`, the documented minimal set). FAULTMATRIX_BENCH_REV=<rev> builds
+# against that commit (git archive), e.g. a "before"; by default the working
+# tree. Its own empty target dir, offline, with this repository's Cargo.lock.
+# Prints wall, CPU (user + system, GNU time, cargo and every rustc) and the
+# packages compiled; wall is for orientation on a shared machine, CPU and
+# the package count are the figures to compare.
+build() {
+  local features=${FAULTMATRIX_BENCH_FEATURES:-harness} rev=${FAULTMATRIX_BENCH_REV:-}
+  local tmp src
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/faultmatrix-build.XXXXXX")
+  if [ -n "$rev" ]; then
+    src="$tmp/faultmatrix"
+    mkdir -p "$src"
+    git archive "$rev" | tar -x -C "$src"
+  else
+    src=$(pwd)
+  fi
+  echo "== clean build of a consumer crate (faultmatrix ${rev:-working tree}, features [$features], cargo build --tests)"
+  local c="$tmp/consumer"
+  bash bench/consumer.sh "$c" "$src" "$features"
+  local load
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
+  if ! (cd "$c" && CARGO_TERM_PROGRESS_WHEN=never /usr/bin/time -v -o "$tmp/time.txt" \
+    cargo build --tests --offline --timings --target-dir "$tmp/target" 2> "$tmp/build.txt"); then
+    cat "$tmp/build.txt" >&2
+    rm -rf "$tmp"
+    return 1
+  fi
+  cp "$tmp/build.txt" "$out/build-log.txt"
+  cp "$tmp/target/cargo-timings/cargo-timing.html" "$out/build-timing.html" 2> /dev/null || true
+  local wall cpu crates
+  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$tmp/time.txt")
+  cpu=$(awk -F': ' '/User time/ {u = $2} /System time/ {s = $2} END {print u + s}' "$tmp/time.txt")
+  crates=$(grep -c '^ *Compiling ' "$tmp/build.txt" || true)
+  echo "packages compiled: $crates; wall $wall (m:s); CPU $cpu s (user + system); load average before: $load"
+  grep '^ *Compiling ' "$tmp/build.txt" | awk '{print $2}' | sort | tr '\n' ' ' > "$out/build-crates.txt"
+  echo "(their names: $out/build-crates.txt; cargo's timings per crate: $out/build-timing.html)"
+  # The consumer's row runs and passes (not timed).
+  (cd "$c" && cargo test --offline --quiet --target-dir "$tmp/target" 2>&1 | grep -E '^test result' || true)
+  rm -rf "$tmp"
+}
+
 peer() {
   echo "== the wiremock-rs way (bench/peer, issue 11), counted in one run with the reference system"
   if [ ! -f bench/peer/Cargo.toml ]; then
@@ -206,10 +253,13 @@ peer() {
   bash bench/seam.sh
 }
 
-[ -n "${FAULTMATRIX_BENCH_CLI:-}" ] || need_release  # a given CLI is measured as built
+# Every part but `build` measures the release CLI.
+if [ -z "${FAULTMATRIX_BENCH_CLI:-}" ] && [ "${parts[*]}" != build ]; then
+  need_release # a given CLI is measured as built
+fi
 for p in "${parts[@]}"; do
   case "$p" in
-    count | frontends | memory | harness | wire | nextest | peer) "$p" ;;
-    *) echo "unknown part $p (count, frontends, memory, harness, wire, nextest, peer)" >&2; exit 2 ;;
+    count | frontends | memory | harness | wire | nextest | peer | build) "$p" ;;
+    *) echo "unknown part $p (count, frontends, memory, harness, wire, nextest, peer, build)" >&2; exit 2 ;;
   esac
 done

@@ -125,8 +125,10 @@ fn in_ci(env: &Env) -> bool {
 /// not set, or by a relative path, are not judged here (the run says why).
 fn program_missing(m: &Matrix, env: &Env) -> Option<String> {
     let spec = m.command()?;
-    let first = spec.argv.first()?;
-    let prog = crate::exec::wire::command::expand(first, env).ok()?;
+    if let Some(why) = crate::exec::wire::UNAVAILABLE {
+        return Some(why.to_string());
+    }
+    let prog = crate::exec::wire::program(spec, env)?;
     if prog.is_empty() {
         return None;
     }
@@ -328,7 +330,7 @@ impl Harness {
     fn exact_file(
         &self,
         name: &str,
-        set: &globset::GlobSet,
+        set: &crate::engine::glob::GlobSet,
         cwd: &Path,
     ) -> Result<Vec<Found>, EngineError> {
         let file = name.split("::").next().unwrap_or(name);

@@ -133,12 +133,21 @@
 //!
 //! ## Features
 //!
-//! `harness` (the cargo harness, libtest-mimic) and `cli` (the binary: clap,
-//! mimalloc) are on by default; a crate that runs matrices only through
-//! [`run_row`] or the engine can leave both out with
-//! `default-features = false`. `record` (on with `cli`) is the HTTP client
-//! for real upstreams (hyper over rustls with ring): recording tapes and
-//! `faultmatrix client`; a harness that records tapes enables it.
+//! Everything is on by default. A crate that only runs matrices as cargo
+//! tests depends on faultmatrix with `default-features = false, features =
+//! ["harness"]` and compiles none of the rest:
+//!
+//! | feature | adds |
+//! |---|---|
+//! | `harness` | the cargo harness, [`Harness`] (libtest-mimic) |
+//! | `wire` | command systems, clock shims, the fixture server ([`exec::wire`]); without it a command row cannot run here (ignored, failed under CI) |
+//! | `record` | the HTTP client for real upstreams (hyper over rustls with ring): recording tapes, `faultmatrix client`, `--over-http`; implies `wire` |
+//! | `http` | the in-process HTTP seam, `faultmatrix::http` |
+//! | `schema` | the JSON Schemas of the file formats (`load::schema`, schemars) |
+//! | `html` | the HTML report (`reports::html`) |
+//! | `cli` | the binary (clap, mimalloc), with all of the above but `http` |
+//!
+//! With none of them, rows run through [`run_row`] or the engine.
 #![warn(missing_docs)]
 
 #[cfg(feature = "cli")]

@@ -16,7 +16,19 @@ pub fn package_dir() -> String {
         .expect("the test's package directory: set CARGO_MANIFEST_DIR")
 }
 
+#[allow(dead_code)]
 pub fn normal_dependencies(package: &str, dir: &str) -> Vec<(String, Vec<String>)> {
+    normal_dependencies_with(package, dir, &[])
+}
+
+/// [`normal_dependencies`] with more arguments for `cargo tree`
+/// (`--no-default-features`, `--features harness`).
+#[allow(dead_code)]
+pub fn normal_dependencies_with(
+    package: &str,
+    dir: &str,
+    extra: &[&str],
+) -> Vec<(String, Vec<String>)> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args([
@@ -31,6 +43,7 @@ pub fn normal_dependencies(package: &str, dir: &str) -> Vec<(String, Vec<String>
             "--format",
             "{p}|{f}",
         ])
+        .args(extra)
         .current_dir(dir)
         .output()
         .expect("cargo tree runs");

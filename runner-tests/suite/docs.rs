@@ -5,7 +5,9 @@
 //! - every `rust` block appears verbatim in a test target or example (the
 //!   custom-system guide's in `runner-tests/custom_system.rs`, compiled and
 //!   run as `cargo test --test custom_system`), every `toml` block in
-//!   `Cargo.toml`;
+//!   `Cargo.toml`, or else it is a `faultmatrix = { ... }` dependency of a
+//!   user's crate whose features are all faultmatrix's (the builds they
+//!   give are `.ci/features.sh`'s);
 //! - a block after `<!-- output: faultmatrix ARGS -->` is exactly what the
 //!   binary prints for those arguments, and a block after
 //!   `<!-- file: PATH -->` is exactly that file;
@@ -86,6 +88,47 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Whether a toml block is a user's dependency on faultmatrix (under an
+/// optional table header) naming only features `Cargo.toml` declares.
+fn user_dependency(block: &str, cargo: &str) -> bool {
+    let mut lines = block.lines().filter(|l| !l.trim().is_empty());
+    let mut line = lines.next().unwrap_or("");
+    if line.starts_with('[') {
+        line = lines.next().unwrap_or("");
+    }
+    if lines.next().is_some() || !line.starts_with("faultmatrix = {") {
+        return false;
+    }
+    let Some(list) = line
+        .split_once("features = [")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map(|(list, _)| list)
+    else {
+        return false;
+    };
+    let declared = cargo
+        .split_once("[features]")
+        .map(|(_, rest)| rest.split("\n[").next().unwrap_or(""))
+        .unwrap_or("");
+    list.split(',')
+        .map(|f| f.trim().trim_matches('"'))
+        .filter(|f| !f.is_empty())
+        .all(|f| declared.lines().any(|l| l.starts_with(&format!("{f} = "))))
+}
+
+#[test]
+fn a_documented_dependency_names_only_real_features() {
+    let cargo = std::fs::read_to_string("Cargo.toml").unwrap();
+    let dep = |f: &str| {
+        format!("[dev-dependencies]\nfaultmatrix = {{ version = \"0.1\", default-features = false, features = [{f}] }}\n")
+    };
+    assert!(user_dependency(&dep("\"harness\""), &cargo));
+    assert!(user_dependency(&dep("\"harness\", \"wire\""), &cargo));
+    assert!(!user_dependency(&dep("\"harnes\""), &cargo));
+    assert!(!user_dependency(&dep("\"harness\", \"tls\""), &cargo));
+    assert!(!user_dependency("serde = { version = \"1\" }", &cargo));
+}
+
 #[test]
 fn every_documented_example_is_a_tested_file() {
     let mut yaml_sources = Vec::new();
@@ -126,7 +169,7 @@ fn every_documented_example_is_a_tested_file() {
             let found = match b.lang.as_str() {
                 "yaml" => yaml_texts.iter().any(|t| t.contains(&b.text)),
                 "rust" => rust.iter().any(|t| t.contains(&b.text)),
-                "toml" => cargo.contains(&b.text),
+                "toml" => cargo.contains(&b.text) || user_dependency(&b.text, &cargo),
                 _ => true,
             };
             if !found {

@@ -8,6 +8,9 @@
 //! `cargo test --test suite tapes::`.
 
 mod common;
+// `cargo tree`, shared with the crates' dependency tests.
+#[path = "../../crates/test-support/cargo_tree.rs"]
+mod cargo_tree;
 
 mod authoring;
 mod bless;
@@ -17,12 +20,14 @@ mod docs;
 mod explore;
 mod friction;
 mod fuzz_regressions;
+mod globs;
 mod hardening;
 mod html_browser;
 mod http_seam;
 mod interrupt;
 mod junit;
 mod layers;
+mod light_build;
 mod live;
 mod registry;
 mod rough_edges;

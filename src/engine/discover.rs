@@ -1,13 +1,12 @@
-//! Finding matrix files: directories walked, files matched with globset,
-//! registries (files with `codes:` and no `rows:`) left out, and loading
-//! spread over threads.
+//! Finding matrix files: directories walked, files matched with globs
+//! ([`crate::engine::glob`]), registries (files with `codes:` and no
+//! `rows:`) left out, and loading spread over threads.
 
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
-
 use crate::base::diag::FileErrors;
 use crate::engine::error::{EngineError, EngineErrorKind};
+use crate::engine::glob::GlobSet;
 use crate::load::Loader;
 use crate::model::Matrix;
 
@@ -25,17 +24,12 @@ pub const DEFAULT_GLOB: &str = "**/*.{yaml,yml}";
 
 /// Builds a glob set.
 pub fn globset(patterns: &[String]) -> Result<GlobSet, EngineError> {
-    let bad = |pattern: &str, e: globset::Error| {
+    GlobSet::new(patterns).map_err(|(pattern, e)| {
         EngineError::new(EngineErrorKind::BadGlob {
-            pattern: pattern.to_string(),
-            reason: e.kind().to_string(),
+            pattern,
+            reason: e.reason,
         })
-    };
-    let mut b = GlobSetBuilder::new();
-    for p in patterns {
-        b.add(Glob::new(p).map_err(|e| bad(p, e))?);
-    }
-    b.build().map_err(|e| bad(&patterns.join(", "), e))
+    })
 }
 
 pub use crate::base::paths::display_name;

@@ -8,6 +8,7 @@ pub mod discover;
 pub mod error;
 pub mod explore;
 pub mod generate;
+pub mod glob;
 pub mod guardrails;
 pub mod plan;
 pub mod pool;

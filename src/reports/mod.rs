@@ -10,6 +10,7 @@
 //! [`Failure`](crate::verdict::Failure) values that no report parses.
 
 pub mod github;
+#[cfg(feature = "html")]
 pub mod html;
 pub mod junit;
 pub mod markdown;

@@ -1,8 +1,8 @@
-//! Reading matrix files needs no command line, no test harness and no
-//! runtime: this test fails when clap, mimalloc, libtest-mimic (or any
-//! other runner-side crate) enters the core's normal dependency graph, or
-//! when tokio comes with more than its `time` feature (through the
-//! controller).
+//! Reading matrix files needs no command line, no test harness, no schema
+//! generator and no runtime: this test fails when clap, mimalloc,
+//! libtest-mimic, schemars (the `schema` feature's) or any other
+//! runner-side crate enters the core's normal dependency graph, or when
+//! tokio comes with more than its `time` feature (through the controller).
 
 #[path = "../../test-support/cargo_tree.rs"]
 mod cargo_tree;
@@ -19,6 +19,8 @@ fn no_runner_or_cli_crate_enters_the_core() {
         "similar",
         "reqwest",
         "hyper",
+        // Only with the `schema` feature (`faultmatrix schema`).
+        "schemars",
     ];
     for (name, features) in &deps {
         assert!(

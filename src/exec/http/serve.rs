@@ -285,7 +285,7 @@ async fn read_request<S: Conn>(
 
 /// The request as the transport and the trace see it.
 fn to_request(ctx: &RowContext, route: &str, head: &Head, body: &[u8]) -> Request {
-    let mut headers = crate::exec::wire::server::observed_headers(head);
+    let mut headers = http::observed_headers(head);
     let get = |name: &str| {
         headers
             .iter()

@@ -247,7 +247,7 @@ pub(super) enum Ended {
     Aborted,
     WaitFailed(String),
     /// An in-process system returned this, with these escalations
-    /// (`super::over_http`, built with `record`): no JSON line to read.
+    /// (`super::over_http`, with the `record` feature): no JSON line to read.
     #[cfg_attr(not(feature = "record"), allow(dead_code))]
     Returned(crate::contracts::system::SystemResult, Vec<Escalation>),
 }

@@ -602,6 +602,30 @@ fn sanitize(v: &str) -> String {
     v.chars().filter(|c| !c.is_control()).collect()
 }
 
+/// How many bytes of a header value an observation keeps.
+pub const MAX_OBSERVED_VALUE: usize = 200;
+
+/// A request's headers as observations keep them: credentials dropped,
+/// names lower-cased, values cut at [`MAX_OBSERVED_VALUE`] bytes (on a character
+/// boundary). Shared by the fixture server and the in-process HTTP seam.
+pub fn observed_headers(head: &Head) -> Vec<(String, String)> {
+    head.headers
+        .iter()
+        .filter(|(k, _)| !crate::base::redact::is_credential_header(k))
+        .map(|(k, v)| {
+            let mut v = v.clone();
+            if v.len() > MAX_OBSERVED_VALUE {
+                let mut cut = MAX_OBSERVED_VALUE;
+                while !v.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                v.truncate(cut);
+            }
+            (k.to_ascii_lowercase(), v)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

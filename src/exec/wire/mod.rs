@@ -14,71 +14,59 @@
 //! | a real-HTTP [`crate::contracts::transport::Transport`] | [`client`] |
 //! | an in-process system over real HTTP (`run --over-http`) | [`over_http`] |
 //! | `faultmatrix serve` and `faultmatrix client` | [`cli`] |
+//! | one command row, on its virtual or real clock | `row` |
 //!
 //! In-process virtual time stays the default and the exact mode; over the
 //! wire is the reach mode. See `docs/over-the-wire.md`.
+//!
+//! All but the codec are the `wire` feature (on by default; `--over-http`
+//! and the real-HTTP client also need `record`). Without it ([`off`]) a
+//! command row is a row that cannot run here: the harness ignores it, and
+//! fails it under CI, naming the feature; the codec stays for the
+//! in-process HTTP seam and the fuzz targets.
 
 #[cfg(feature = "record")]
 pub mod client;
+#[cfg(feature = "wire")]
 pub mod command;
 pub mod http;
 #[cfg(feature = "record")]
 pub mod over_http;
+#[cfg(feature = "wire")]
 pub mod said;
+#[cfg(feature = "wire")]
 pub mod server;
+#[cfg(feature = "wire")]
 pub mod spare;
+#[cfg(feature = "wire")]
 pub mod vclock;
+#[cfg(feature = "wire")]
 pub mod warm;
 
+#[cfg(not(feature = "record"))]
+pub mod off;
+#[cfg(not(feature = "record"))]
+pub use off::over_http;
+#[cfg(not(feature = "wire"))]
+pub use off::{program, run_row};
+
+#[cfg(feature = "wire")]
+mod row;
+#[cfg(feature = "wire")]
 pub use command::CommandSpec;
+#[cfg(feature = "wire")]
+pub(crate) use row::real_time_alone;
+#[cfg(feature = "wire")]
+pub use row::{program, run_row};
+#[cfg(feature = "wire")]
 pub use server::FixtureServer;
 
-use crate::base::env::Env;
-use crate::exec::observation::Observation;
-use crate::model::command::Clock;
-use crate::model::{Matrix, Row};
-
-/// Held shared by every virtual-clock command row of this process and
-/// alone by each real-clock one (a real-clock command, or an in-process
-/// system `--over-http`): a real-clock row measures its waits in real
-/// time, and under `--test-threads 8` on two cores the other rows' client
-/// processes delayed its client's timers by 100-160 ms (outside a 50 ms
-/// tolerance). Virtual-clock rows do not care when they run.
-static REAL_TIME_ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
-
-/// Waits until no other command row of this process runs, and keeps them
-/// waiting while the guard lives: for a row measured in real time.
-pub(crate) fn real_time_alone() -> std::sync::RwLockWriteGuard<'static, ()> {
-    REAL_TIME_ALONE
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Runs one row of a command system on the clock its spec names: the
-/// row's virtual clock through a clock shim ([`vclock`]), or the real clock
-/// ([`command`]), each on a fresh current-thread runtime. A real-clock row
-/// runs while no other command row of this process does.
-pub fn run_row(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) -> Observation {
-    let mut obs = match spec.clock {
-        Clock::Real => {
-            let _alone = real_time_alone();
-            command::run_row(matrix, row, spec, env)
-        }
-        Clock::Virtual => match crate::exec::runtime::real_time_runtime() {
-            Ok(rt) => {
-                let _shared = REAL_TIME_ALONE
-                    .read()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                rt.block_on(vclock::run_row(matrix, row, spec, env))
-            }
-            Err(e) => Observation::failed(
-                crate::exec::observation::request_id(&matrix.file, &row.name),
-                format!("cannot start a runtime for the clock and fixture server: {e}"),
-            ),
-        },
-    };
-    if let Some(said) = &mut obs.command {
-        said.reproduce = said::reproduce(matrix, row, spec);
-    }
-    obs
-}
+/// Why rows over the wire cannot run in this build (`None`: they can).
+pub const UNAVAILABLE: Option<&str> = if cfg!(feature = "wire") {
+    None
+} else {
+    Some(
+        "this row runs over the wire (a command system or `--over-http`), and faultmatrix was \
+         built without its `wire` feature; enable it: `faultmatrix = { ..., features = [\"wire\"] }`",
+    )
+};

@@ -42,7 +42,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, Semaphore};
 
-use super::http::{self, Chunked, Framing, Head, HeadScan, HttpError};
+use super::http::{self, observed_headers, Chunked, Framing, Head, HeadScan, HttpError};
 use crate::exec::scripted::Outcome;
 use crate::exec::upstream::{Pick, Upstream};
 use crate::model::{Answer, RouteScript, SseItem};
@@ -408,27 +408,6 @@ impl ConnectGate {
         }
         true
     }
-}
-
-/// A request's headers as observations keep them: credentials dropped,
-/// names lower-cased, values cut at [`MAX_VALUE`] bytes (on a character
-/// boundary). Shared with the in-process HTTP seam.
-pub(crate) fn observed_headers(head: &Head) -> Vec<(String, String)> {
-    head.headers
-        .iter()
-        .filter(|(k, _)| !crate::base::redact::is_credential_header(k))
-        .map(|(k, v)| {
-            let mut v = v.clone();
-            if v.len() > MAX_VALUE {
-                let mut cut = MAX_VALUE;
-                while !v.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                v.truncate(cut);
-            }
-            (k.to_ascii_lowercase(), v)
-        })
-        .collect()
 }
 
 pub(crate) fn observe(head: &Head, body: &[u8]) -> (Vec<(String, String)>, Option<String>, bool) {

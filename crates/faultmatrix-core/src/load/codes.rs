@@ -20,7 +20,8 @@ use crate::base::yaml::Seg;
 use crate::model::registry::{CodeLimit, Registry};
 
 /// One code's limits as written.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RawCodeLimit {
     /// Calls a route gets for this code's answers, the first call

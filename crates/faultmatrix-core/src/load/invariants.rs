@@ -12,10 +12,8 @@
 //! A team's own rule is a map with `name`, `meaning` and one of
 //! `max_calls` (with an optional `route`), `max_elapsed`, `never_after`.
 
-use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 
 use crate::base::diag::{did_you_mean, Diagnostic, FileErrors, LoadErrorKind};
@@ -30,52 +28,57 @@ pub fn is_invariants(text: &str) -> bool {
 }
 
 /// What explore generates (`generate:`).
-#[derive(Deserialize, JsonSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RawGenerate {
     /// Most answers scripted per route (1 to 64; default 5); the last answers every further call.
     #[serde(default)]
-    #[schemars(range(min = 1, max = 64))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 64)))]
     calls: Option<u32>,
     /// Most explicit jitter draws (at most 64; default 4).
     #[serde(default)]
-    #[schemars(range(max = 64))]
+    #[cfg_attr(feature = "schema", schemars(range(max = 64)))]
     draws: Option<u32>,
     /// How often each kind of answer is drawn, relative to the others.
     #[serde(default)]
     weights: Option<RawWeights>,
     /// The bare statuses drawn (100 to 599, at least one).
     #[serde(default)]
-    #[schemars(length(min = 1), inner(range(min = 100, max = 599)))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(length(min = 1), inner(range(min = 100, max = 599)))
+    )]
     statuses: Option<Vec<u16>>,
     /// Probability that a case sets its own deadline (0 to 1; default 0.3).
     #[serde(default)]
-    #[schemars(range(min = 0.0, max = 1.0))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0.0, max = 1.0)))]
     deadline: Option<f64>,
     /// Probability that the request is a create (0 to 1; default 0.25).
     #[serde(default)]
-    #[schemars(range(min = 0.0, max = 1.0))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0.0, max = 1.0)))]
     create: Option<f64>,
     /// Probability that the request carries an idempotency key (0 to 1; default 0.5).
     #[serde(default)]
-    #[schemars(range(min = 0.0, max = 1.0))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0.0, max = 1.0)))]
     key: Option<f64>,
     /// Probability that the request is streamed (0 to 1; default 0.25).
     #[serde(default)]
-    #[schemars(range(min = 0.0, max = 1.0))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0.0, max = 1.0)))]
     stream: Option<f64>,
     /// Probability that a case starts the virtual wall clock somewhere other than the default (0 to 1; default 0.5).
     #[serde(default)]
-    #[schemars(range(min = 0.0, max = 1.0))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0.0, max = 1.0)))]
     wall: Option<f64>,
     /// The runaway guard of each case: most calls (1 to 10000; default 100).
     #[serde(default)]
-    #[schemars(range(min = 1, max = 10000))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 10000)))]
     max_calls: Option<u32>,
 }
 
 /// Relative weights of the kinds of answer (default ok 3, status 2, code 4, mixed 1, retry-after 3, the rest 1, stream 2); at least one above 0.
-#[derive(Deserialize, JsonSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawWeights {
     /// `200 {"ok":true}`.
@@ -103,13 +106,14 @@ pub struct RawWeights {
 }
 
 /// A team's own rule: a name, a meaning and exactly one of `max_calls` (with an optional `route`), `max_elapsed`, `never_after`.
-#[derive(Deserialize, JsonSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
-#[schemars(extend("oneOf" = [
+#[cfg_attr(feature = "schema", schemars(extend("oneOf" = [
     { "required": ["max_calls"] },
     { "required": ["max_elapsed"] },
     { "required": ["never_after"] }
-]))]
+])))]
 pub struct RawRule {
     /// The rule's name (not a built-in invariant's), shown when it breaks.
     name: String,
@@ -129,63 +133,11 @@ pub struct RawRule {
     never_after: Option<String>,
 }
 
-/// A built-in invariant's name, each with its meaning.
-pub struct BuiltinNameSchema;
-
-impl JsonSchema for BuiltinNameSchema {
-    fn schema_name() -> Cow<'static, str> {
-        "BuiltinInvariant".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let names: Vec<serde_json::Value> = Builtin::ALL
-            .into_iter()
-            .map(|b| serde_json::json!({ "const": b.name(), "description": b.meaning() }))
-            .collect();
-        json_schema!({
-            "description": "A built-in invariant (docs/explore.md).",
-            "oneOf": names
-        })
-    }
-}
-
-/// `invariants:`: `all`, or a list of built-in names and own rules.
-pub struct InvariantListSchema;
-
-impl JsonSchema for InvariantListSchema {
-    fn schema_name() -> Cow<'static, str> {
-        "Invariants".into()
-    }
-    fn json_schema(g: &mut SchemaGenerator) -> Schema {
-        let name = g.subschema_for::<BuiltinNameSchema>();
-        let rule = g.subschema_for::<RawRule>();
-        json_schema!({
-            "description": "`all` (every built-in invariant), or a list of built-in names and own rules.",
-            "anyOf": [
-                { "const": "all" },
-                { "type": "array", "items": { "anyOf": [name, rule] } }
-            ]
-        })
-    }
-}
-
-// The loader reads the same keys from the YAML tree, with positions
-// (`load_invariants`); this shape only gives the JSON Schema.
-/// An explore invariants file (`<matrix>.invariants.yaml`, docs/explore.md):
-/// which invariants `faultmatrix explore` checks and what it generates.
-#[derive(JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub struct RawInvariantsFile {
-    /// Which invariants explore checks.
-    #[schemars(with = "InvariantListSchema")]
-    invariants: (),
-    /// Invariants left out (names among `invariants`).
-    #[serde(default)]
-    except: Option<Vec<String>>,
-    /// What explore generates.
-    #[serde(default)]
-    generate: Option<RawGenerate>,
-}
+// The JSON Schema of an invariants file (feature `schema`).
+#[cfg(feature = "schema")]
+mod schema_types;
+#[cfg(feature = "schema")]
+pub use schema_types::*;
 
 struct Cx<'a> {
     file: &'a str,

@@ -37,6 +37,7 @@ pub mod registry;
 pub mod requests;
 pub mod row_policy;
 pub mod rows;
+#[cfg(feature = "schema")]
 pub mod schema;
 pub mod settings;
 pub mod systems;

@@ -27,7 +27,8 @@ pub fn builtin() -> Arc<Registry> {
         .clone()
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawRegistry {
     /// Format version: 1.
@@ -36,15 +37,22 @@ pub(crate) struct RawRegistry {
     #[serde(default)]
     title: Option<String>,
     /// Every reason code, by name (RATE_LIMITED).
-    #[schemars(with = "std::collections::BTreeMap<String, RawCode>")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "std::collections::BTreeMap<String, RawCode>")
+    )]
     codes: serde_yaml::Mapping,
     /// Fixtures keyed by code, when not written inline under the code.
     #[serde(default)]
-    #[schemars(with = "Option<std::collections::BTreeMap<String, RawEntry>>")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<std::collections::BTreeMap<String, RawEntry>>")
+    )]
     fixtures: Option<serde_yaml::Mapping>,
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawCode {
     /// Whether a failure with this code may be retried (a guardrail names codes without it).
@@ -64,16 +72,20 @@ pub(crate) struct RawCode {
     matches: Option<RawMatch>,
     /// What the real upstream returns for this code (status, headers, body, recovers_after).
     #[serde(default)]
-    #[schemars(with = "Option<RawEntry>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<RawEntry>"))]
     fixture: Option<Value>,
 }
 
-#[derive(serde::Deserialize, Default, schemars::JsonSchema)]
+#[derive(serde::Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawMatch {
     /// Exact statuses, or classes such as 5xx.
     #[serde(default)]
-    #[schemars(with = "Vec<crate::load::raw::StatusMatchSchema>")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Vec<crate::load::raw::StatusMatchSchema>")
+    )]
     status: Vec<Value>,
     /// Error-body values (`error.code`, `error.type`) that mean this code.
     #[serde(default)]
