@@ -291,9 +291,13 @@ fn harness_child() {
         return;
     };
     // Options from the environment, as `Harness::run` takes them.
-    let h = faultmatrix::harness::Harness::new(PathBuf::from(root));
+    let root = PathBuf::from(root);
+    let h = faultmatrix::harness::Harness::new(root.clone());
+    // A logfile keeps the nested run's summary out of the parent's log
+    // (rough_edges::nested_harness_runs_write_their_report_to_a_logfile).
     let args = libtest_mimic::Arguments {
         test_threads: Some(2),
+        logfile: Some(root.join("harness-child.log").display().to_string()),
         ..Default::default()
     };
     let trials = h.trials(&args).unwrap_or_else(|e| panic!("{e}"));

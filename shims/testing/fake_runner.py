@@ -27,6 +27,7 @@ bounds that catch a client that escaped the shim.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import dataclasses
 import heapq
 import itertools
@@ -149,6 +150,40 @@ def _sse_items(events: list) -> list:
     return items
 
 
+class RelativeDate:
+    """A header value `{ http-date: now+20s, form: rfc850 }` (docs/format.md):
+    rendered when the answer is sent, against the row's wall clock plus the
+    virtual time elapsed, as the runner does."""
+
+    def __init__(self, spec: dict):
+        text = str(spec.get("http-date", "")).strip()
+        if not text.startswith("now"):
+            raise ValueError(f"http-date {text!r} does not start with `now`")
+        rest = text[3:].strip()
+        sign = -1 if rest.startswith("-") else 1
+        self.offset_ns = sign * parse_duration(rest.lstrip("+-").strip() or "0")
+        self.form = str(spec.get("form", "imf-fixdate"))
+        if self.form not in ("imf-fixdate", "rfc850", "asctime"):
+            raise ValueError(f"http-date form {self.form!r} is not imf-fixdate, rfc850 or asctime")
+
+    def render(self, wall_ns: int) -> str:
+        t = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(
+            seconds=(wall_ns + self.offset_ns) // NS)
+        if self.form == "rfc850":
+            return t.strftime("%A, %d-%b-%y %H:%M:%S GMT")
+        if self.form == "asctime":
+            return t.strftime("%a %b ") + f"{t.day:>2}" + t.strftime(" %H:%M:%S %Y")
+        return t.strftime("%a, %d %b %Y %H:%M:%S GMT")
+
+
+def _header_value(v: Any):
+    return RelativeDate(v) if isinstance(v, dict) and "http-date" in v else str(v)
+
+
+def _rendered(headers: list, wall_ns: int) -> list:
+    return [(k, v.render(wall_ns) if isinstance(v, RelativeDate) else v) for k, v in headers]
+
+
 def parse_entry(raw: Any) -> tuple[Entry, Any]:
     """One script entry as the matrix format writes it (docs/format.md);
     returns the entry and its `repeat` (1, N or "forever")."""
@@ -165,7 +200,7 @@ def parse_entry(raw: Any) -> tuple[Entry, Any]:
     fault = raw.get("fault")
     if fault:
         return Entry(fault, latency_ns=latency, label=fault), repeat
-    headers = [(str(k), str(v)) for k, v in (raw.get("headers") or {}).items()]
+    headers = [(str(k), _header_value(v)) for k, v in (raw.get("headers") or {}).items()]
     e = Entry("response", status=int(raw.get("status", 200)), headers=headers,
               body=_body_bytes(raw.get("body")), latency_ns=latency, label=str(raw.get("status", 200)))
     if raw.get("stream") is not None:
@@ -729,7 +764,7 @@ class RowRun:
             self.end_call(call, "malformed")
             self.queue(c, raw, close_after=True)
         elif entry.stream is not None:
-            data = b"" if entry.head_sent else stream_head(entry.status, entry.headers)
+            data = b"" if entry.head_sent else stream_head(entry.status, _rendered(entry.headers, self.spec.wall_start_ns + self.now))
             for i, item in enumerate(entry.stream):
                 if item[0] == "pause":
                     # A stall: the rest goes out when it has passed.
@@ -748,7 +783,7 @@ class RowRun:
         else:
             call.answer_body = entry.body
             self.end_call(call, str(entry.status))
-            self.queue(c, response_bytes(entry.status, entry.headers, entry.body, client_close),
+            self.queue(c, response_bytes(entry.status, _rendered(entry.headers, self.spec.wall_start_ns + self.now), entry.body, client_close),
                        close_after=client_close)
 
     def drain_fixtures(self):
