@@ -54,7 +54,8 @@ pub use off::{program, run_row};
 mod row;
 #[cfg(feature = "wire")]
 pub use command::CommandSpec;
-#[cfg(feature = "wire")]
+// Only the in-process system over HTTP takes it from here (`record`).
+#[cfg(feature = "record")]
 pub(crate) use row::real_time_alone;
 #[cfg(feature = "wire")]
 pub use row::{program, run_row};
