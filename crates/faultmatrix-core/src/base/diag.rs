@@ -223,14 +223,33 @@ pub enum LoadErrorKind {
     Invalid,
 }
 
+/// The most diagnostics one file's error shows: a file of 16 MiB can hold
+/// hundreds of thousands of small mistakes (a long list of bad jitter
+/// draws, found by the matrix fuzz target: 376 KB of message from a 6 KB
+/// file), and the first ones are what the author fixes first.
+pub const MAX_SHOWN_DIAGNOSTICS: usize = 50;
+
 impl fmt::Display for FileErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let lines = self.source.as_deref().map(Lines::new);
-        for (i, d) in self.diagnostics.iter().enumerate() {
+        for (i, d) in self
+            .diagnostics
+            .iter()
+            .take(MAX_SHOWN_DIAGNOSTICS)
+            .enumerate()
+        {
             if i > 0 {
                 writeln!(f)?;
             }
             f.write_str(&d.render_in(lines.as_ref()))?;
+        }
+        let more = self.diagnostics.len().saturating_sub(MAX_SHOWN_DIAGNOSTICS);
+        if more > 0 {
+            write!(
+                f,
+                "\n… and {more} more errors in {} (the first {MAX_SHOWN_DIAGNOSTICS} are shown)",
+                self.file
+            )?;
         }
         Ok(())
     }
@@ -372,6 +391,32 @@ mod tests {
         assert!(excerpt.chars().count() < 140, "{excerpt}");
         let col = caret.chars().position(|c| c == '^').unwrap();
         assert_eq!(excerpt.chars().nth(col), Some('X'), "{excerpt}\n{caret}");
+    }
+
+    #[test]
+    fn a_file_with_thousands_of_errors_shows_the_first_ones_and_counts_the_rest() {
+        let text = "x\n".repeat(3000);
+        let errors = FileErrors {
+            kind: LoadErrorKind::Invalid,
+            file: "m.yaml".into(),
+            source: Some(text),
+            diagnostics: (1..=3000)
+                .map(|line| Diagnostic::new("m.yaml", Pos { line, col: 1 }, "bad"))
+                .collect(),
+        };
+        let r = errors.to_string();
+        assert_eq!(
+            r.matches("error: bad").count(),
+            MAX_SHOWN_DIAGNOSTICS,
+            "{r}"
+        );
+        assert!(r.contains("m.yaml:50:1"), "{r}");
+        assert!(!r.contains("m.yaml:51:1"), "{r}");
+        assert!(
+            r.ends_with("… and 2950 more errors in m.yaml (the first 50 are shown)"),
+            "{r}"
+        );
+        assert!(r.len() < 20_000, "{} bytes", r.len());
     }
 
     #[test]
