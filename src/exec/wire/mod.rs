@@ -15,6 +15,7 @@
 //! | an in-process system over real HTTP (`run --over-http`) | [`over_http`] |
 //! | `faultmatrix serve` and `faultmatrix client` | [`cli`] |
 //! | one command row, on its virtual or real clock | `row` |
+//! | why rows over the wire cannot run in this build (`UNAVAILABLE`) | `unavailable` |
 //!
 //! In-process virtual time stays the default and the exact mode; over the
 //! wire is the reach mode. See `docs/over-the-wire.md`.
@@ -62,12 +63,5 @@ pub use row::{program, run_row};
 #[cfg(feature = "wire")]
 pub use server::FixtureServer;
 
-/// Why rows over the wire cannot run in this build (`None`: they can).
-pub const UNAVAILABLE: Option<&str> = if cfg!(feature = "wire") {
-    None
-} else {
-    Some(
-        "this row runs over the wire (a command system or `--over-http`), and faultmatrix was \
-         built without its `wire` feature; enable it: `faultmatrix = { ..., features = [\"wire\"] }`",
-    )
-};
+mod unavailable;
+pub use unavailable::UNAVAILABLE;

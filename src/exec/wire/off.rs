@@ -9,7 +9,7 @@ fn unavailable(matrix: &Matrix, row: &Row, why: &str) -> Observation {
     Observation::failed(request_id(&matrix.file, &row.name), why.to_string())
 }
 
-/// A command system's row: fails with [`super::UNAVAILABLE`].
+/// A command system's row: fails with `UNAVAILABLE`'s reason.
 #[cfg(not(feature = "wire"))]
 pub fn run_row(
     matrix: &Matrix,
@@ -17,7 +17,7 @@ pub fn run_row(
     _spec: &crate::model::command::CommandSpec,
     _env: &crate::base::env::Env,
 ) -> Observation {
-    let why = super::UNAVAILABLE.unwrap_or("over the wire is not built");
+    let why = super::unavailable::UNAVAILABLE.unwrap_or("over the wire is not built");
     unavailable(matrix, row, why)
 }
 
