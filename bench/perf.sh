@@ -44,7 +44,7 @@ ir() { # outfile command...
 # Inclusive instructions of the first function whose name contains $2.
 incl() { # outfile pattern
   callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null \
-    | awk -v pat="$2" 'index($0, pat) {gsub(",", "", $1); print $1; exit}'
+    | awk -v pat="$2" '!found && index($0, pat) {gsub(",", "", $1); print $1; found = 1}'
 }
 
 per() { # total rows -> per row, integer

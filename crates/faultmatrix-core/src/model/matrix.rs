@@ -171,7 +171,7 @@ impl Matrix {
                     let [Seg::Key(rows), Seg::Index(i)] = row.path.as_slice() else {
                         return None;
                     };
-                    if rows != "rows" || read.get(*i).map(|(_, n)| n) != Some(&row.name) {
+                    if rows != "rows" || read.get(*i).map(|(_, n)| *n) != Some(row.name.as_str()) {
                         return None;
                     }
                 }

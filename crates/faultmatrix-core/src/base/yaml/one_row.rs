@@ -23,7 +23,7 @@ pub fn only_rows_named(text: &str, name: &str) -> Option<String> {
     let (indent, items) = row_items(&lines)?;
     let keep: Vec<bool> = items
         .iter()
-        .map(|&(a, b)| item_name(&lines[a..b], indent).map(|(_, n)| n).as_deref() == Some(name))
+        .map(|&(a, b)| item_name(&lines[a..b], indent).map(|(_, n)| n) == Some(name))
         .collect();
     if !keep.contains(&true) {
         return None;
@@ -50,7 +50,7 @@ pub fn only_rows_named(text: &str, name: &str) -> Option<String> {
 /// indexing the whole file (a second parse). `None` when the text is not in
 /// the plain shape, or an item's name is not written plainly or in simple
 /// quotes; a caller must check the names against the rows it loaded.
-pub fn row_names(text: &str) -> Option<Vec<(Pos, String)>> {
+pub fn row_names(text: &str) -> Option<Vec<(Pos, &str)>> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let (indent, items) = row_items(&lines)?;
     items
@@ -66,6 +66,11 @@ pub fn row_names(text: &str) -> Option<Vec<(Pos, String)>> {
         .collect()
 }
 
+/// How many spaces a line starts with (bytes: a space is one byte).
+fn spaces(l: &str) -> usize {
+    l.bytes().take_while(|&b| b == b' ').count()
+}
+
 /// The items of the top-level `rows:` block sequence as line ranges
 /// (`[start, end)`), and the column (0-based) of their `- `.
 fn row_items(lines: &[&str]) -> Option<(usize, Vec<(usize, usize)>)> {
@@ -79,24 +84,25 @@ fn row_items(lines: &[&str]) -> Option<(usize, Vec<(usize, usize)>)> {
         }
     }
     let start = rows_at? + 1;
-    let significant = |l: &str| {
-        let t = l.trim_start_matches(' ');
+    // A line's leading spaces are counted once (`sp`); what follows them
+    // decides the rest, byte by byte on the common ASCII lines.
+    let significant = |l: &str, sp: usize| {
+        let t = &l[sp..];
         match t.as_bytes().first() {
             // Most lines: a visible ASCII character first.
             Some(b) if b.is_ascii_graphic() => *b != b'#',
             _ => !(t.trim().is_empty() || t.starts_with('#')),
         }
     };
-    let indent_of = |l: &str| l.len() - l.trim_start_matches(' ').len();
-    let is_item = |l: &str, indent: usize| {
-        indent_of(l) == indent && {
+    let is_item = |l: &str, sp: usize, indent: usize| {
+        sp == indent && {
             let t = &l[indent..];
             t.starts_with("- ") || t.trim_end() == "-"
         }
     };
-    let first = (start..lines.len()).find(|&i| significant(lines[i]))?;
-    let indent = indent_of(lines[first]);
-    if !is_item(lines[first], indent) {
+    let first = (start..lines.len()).find(|&i| significant(lines[i], spaces(lines[i])))?;
+    let indent = spaces(lines[first]);
+    if !is_item(lines[first], indent, indent) {
         return None;
     }
     // Items as line ranges; the section ends at a line less indented, or
@@ -104,18 +110,19 @@ fn row_items(lines: &[&str]) -> Option<(usize, Vec<(usize, usize)>)> {
     let mut items: Vec<(usize, usize)> = Vec::new();
     let mut end = lines.len();
     for (i, l) in lines.iter().enumerate().skip(first) {
-        if l.starts_with('\t') || l.trim_start_matches(' ').starts_with('\t') {
+        let sp = spaces(l);
+        if l.as_bytes().get(sp) == Some(&b'\t') {
             return None;
         }
-        if !significant(l) {
+        if !significant(l, sp) {
             continue;
         }
-        if is_item(l, indent) {
+        if is_item(l, sp, indent) {
             if let Some(last) = items.last_mut() {
                 last.1 = i;
             }
             items.push((i, lines.len()));
-        } else if indent_of(l) <= indent {
+        } else if sp <= indent {
             end = i;
             break;
         }
@@ -129,7 +136,7 @@ fn row_items(lines: &[&str]) -> Option<(usize, Vec<(usize, usize)>)> {
 /// The `name` of an item (its lines; `indent`: where its `- ` is), when
 /// written plainly or in quotes without escapes, and the line of the item
 /// it is on (0-based).
-fn item_name(lines: &[&str], indent: usize) -> Option<(usize, String)> {
+fn item_name<'a>(lines: &[&'a str], indent: usize) -> Option<(usize, &'a str)> {
     let key_col = indent + 2;
     for (n, l) in lines.iter().enumerate() {
         let rest = if n == 0 {
@@ -151,13 +158,13 @@ fn item_name(lines: &[&str], indent: usize) -> Option<(usize, String)> {
 
 /// A one-line scalar: plain (a ` #` starts a comment), or quoted with no
 /// escapes; `None` for anything else.
-fn scalar(v: &str) -> Option<String> {
+fn scalar(v: &str) -> Option<&str> {
     let quoted = |q: char| {
         let inner = v.strip_prefix(q)?;
         let (body, after) = inner.split_once(q)?;
         let after = after.trim();
         (!body.contains('\\') && (after.is_empty() || after.starts_with('#')))
-            .then(|| body.to_string())
+            .then_some(body)
     };
     match v.chars().next()? {
         '"' => quoted('"'),
@@ -165,7 +172,7 @@ fn scalar(v: &str) -> Option<String> {
         '|' | '>' | '&' | '*' | '!' | '{' | '[' | '%' | '@' | '`' => None,
         _ => {
             let v = v.split_once(" #").map_or(v, |(a, _)| a).trim_end();
-            (!v.is_empty()).then(|| v.to_string())
+            (!v.is_empty()).then_some(v)
         }
     }
 }
@@ -240,7 +247,7 @@ mod tests {
     #[test]
     fn row_names_are_where_the_index_puts_them() {
         let read = row_names(TEXT).unwrap();
-        let names: Vec<&str> = read.iter().map(|(_, n)| n.as_str()).collect();
+        let names: Vec<&str> = read.iter().map(|(_, n)| *n).collect();
         assert_eq!(names, ["a", "b c", "d"]);
         assert_eq!(read[2].0, Pos { line: 17, col: 5 });
         assert_eq!(agrees_with_the_index(TEXT), 3);
