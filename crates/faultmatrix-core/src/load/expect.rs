@@ -65,13 +65,14 @@ pub(crate) fn validate_expect(
     let mut asserted = false;
     if let Some(t) = &raw.trace {
         asserted = true;
-        let texts: Vec<String> = match t {
-            Value::String(s) => s.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect(),
+        // Borrowed from the node: each line is parsed into its own fields.
+        let texts: Vec<&str> = match t {
+            Value::String(s) => s.lines().filter(|l| !l.trim().is_empty()).collect(),
             Value::Sequence(items) => items
                 .iter()
                 .enumerate()
                 .filter_map(|(i, v)| match v {
-                    Value::String(s) => Some(s.clone()),
+                    Value::String(s) => Some(s.as_str()),
                     _ => {
                         cx.error(&child(&trace_path, Seg::Index(i)), "a trace line is a string such as `A1 503 UPSTREAM_UNAVAILABLE retry wait=1s`");
                         None

@@ -7,6 +7,23 @@ use crate::model::{Decision, ExpectedLine};
 /// Parses one expected line. `routes` are the names a label may use.
 pub fn parse_line(text: &str, routes: &[String]) -> Result<ExpectedLine, String> {
     let text = text.trim();
+    // The common line is ASCII: its bytes are checked and its fields split
+    // at spaces without decoding characters (the same answers: an ASCII
+    // control character is a byte below 0x20 or 0x7F, and once none is
+    // left the only ASCII whitespace is the space).
+    let ascii = text.is_ascii();
+    let control = if ascii {
+        text.bytes().any(|b| b < 0x20 || b == 0x7f)
+    } else {
+        text.chars().any(char::is_control)
+    };
+    if !control {
+        return if ascii {
+            fields(text, text.split(' ').filter(|t| !t.is_empty()), routes)
+        } else {
+            fields(text, text.split_whitespace(), routes)
+        };
+    }
     if let Some(c) = text.chars().find(|c| c.is_control()) {
         // A tab looks like a space in a diff: the two lines would look the same.
         let before: String = text.chars().take_while(|x| *x != c).collect();
@@ -20,7 +37,16 @@ pub fn parse_line(text: &str, routes: &[String]) -> Result<ExpectedLine, String>
             "{what} after `{last}`: separate the fields of a trace line with spaces (a tab looks like a space in a diff)"
         ));
     }
-    let mut tokens = text.split_whitespace();
+    fields(text, text.split_whitespace(), routes)
+}
+
+/// The fields of a trimmed line without control characters, as `tokens`
+/// splits it.
+fn fields<'t>(
+    text: &'t str,
+    mut tokens: impl Iterator<Item = &'t str>,
+    routes: &[String],
+) -> Result<ExpectedLine, String> {
     let label = tokens
         .next()
         .ok_or("empty trace line: expected `<route><attempt> <outcome> [CODE] <decision>`")?;
