@@ -141,11 +141,13 @@ pub enum Pick {
     Refused,
 }
 
-/// One row's upstream state.
+/// One row's upstream state. A row scripts a few routes: they and their
+/// attempt counts are small vectors searched in order, not hash maps built
+/// (and hashed with SipHash) for every row.
 #[derive(Debug, Default)]
 pub struct Upstream {
-    routes: HashMap<String, RouteCursor>,
-    attempts: HashMap<String, u32>,
+    routes: Vec<(String, RouteCursor)>,
+    attempts: Vec<(String, u32)>,
     total: u32,
     max_calls: u32,
     failures: Vec<String>,
@@ -159,20 +161,60 @@ pub struct Upstream {
 impl Upstream {
     /// An upstream serving these scripts, stopping a run after `max_calls`.
     pub fn new(scripts: &[RouteScript], max_calls: u32) -> Self {
-        Self {
-            routes: RouteCursor::for_scripts(scripts),
+        let mut up = Self {
+            routes: Vec::with_capacity(scripts.len()),
             max_calls,
             ..Self::default()
+        };
+        for s in scripts {
+            // A name written twice keeps its last script, as a map would.
+            let cursor = RouteCursor::new(s.entries.clone());
+            match up.route_mut(&s.route) {
+                Some(c) => *c = cursor,
+                None => up.routes.push((s.route.clone(), cursor)),
+            }
+        }
+        up
+    }
+
+    fn route(&self, name: &str) -> Option<&RouteCursor> {
+        self.routes.iter().find(|(k, _)| k == name).map(|(_, c)| c)
+    }
+
+    fn route_mut(&mut self, name: &str) -> Option<&mut RouteCursor> {
+        self.routes
+            .iter_mut()
+            .find(|(k, _)| k == name)
+            .map(|(_, c)| c)
+    }
+
+    fn route_names(&self) -> impl Iterator<Item = &String> {
+        self.routes.iter().map(|(k, _)| k)
+    }
+
+    /// The next attempt number on `route` (1-based), counted.
+    fn next_attempt(&mut self, route: &str) -> u32 {
+        match self.attempts.iter_mut().find(|(k, _)| k == route) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                self.attempts.push((route.to_string(), 1));
+                1
+            }
         }
     }
 
     /// Appends an entry to a route's script (the recorder scripts each
     /// answer as it arrives from the live upstream).
     pub fn push_entry(&mut self, route: &str, entry: Entry) {
-        self.routes
-            .entry(route.to_string())
-            .or_insert_with(|| RouteCursor::new(Vec::new()))
-            .push(entry);
+        match self.route_mut(route) {
+            Some(c) => c.push(entry),
+            None => self
+                .routes
+                .push((route.to_string(), RouteCursor::new(vec![entry]))),
+        }
     }
 
     /// The next call on `route` made with `target` (method and path; `None`
@@ -201,9 +243,7 @@ impl Upstream {
                 (name, attempt, label, pick)
             }
             Err(msg) => {
-                let n = self.attempts.entry(route.to_string()).or_insert(0);
-                *n += 1;
-                let attempt = *n;
+                let attempt = self.next_attempt(route);
                 self.total += 1;
                 self.failures.push(msg);
                 (route.to_string(), attempt, "-".into(), Pick::Refused)
@@ -214,8 +254,7 @@ impl Upstream {
     /// Which script serves a call on `route` made with `target`.
     fn script_for(&self, route: &str, target: Option<(&str, &str)>) -> Result<String, String> {
         let mut sides: Vec<(&str, &str, &str)> = self
-            .routes
-            .keys()
+            .route_names()
             .filter_map(|k| match split_key(k) {
                 (r, Some((m, p))) if r == route => Some((k.as_str(), m, p)),
                 _ => None,
@@ -231,7 +270,7 @@ impl Upstream {
                 return Ok((*k).to_string());
             }
         }
-        if self.routes.contains_key(route) {
+        if self.route(route).is_some() {
             return Ok(route.to_string());
         }
         Err(near_miss(route, target, &sides))
@@ -247,11 +286,7 @@ impl Upstream {
         create: bool,
         idempotency_key: Option<&str>,
     ) -> (u32, String, Pick) {
-        let attempt = {
-            let n = self.attempts.entry(route.to_string()).or_insert(0);
-            *n += 1;
-            *n
-        };
+        let attempt = self.next_attempt(route);
         let total = self.total;
         self.total += 1;
         if total >= self.max_calls {
@@ -262,8 +297,8 @@ impl Upstream {
             ));
             return (attempt, "-".into(), Pick::Refused);
         }
-        let Some(rs) = self.routes.get_mut(route) else {
-            let mut known: Vec<&str> = self.routes.keys().map(String::as_str).collect();
+        let Some(rs) = self.route_mut(route) else {
+            let mut known: Vec<&str> = self.route_names().map(String::as_str).collect();
             known.sort_unstable();
             self.failures.push(format!(
                 "route {route}: call {attempt} but no answers were scripted for route {route} (scripted routes: {})",
@@ -294,8 +329,7 @@ impl Upstream {
     /// `refused`: a connection to the route is refused then (over the
     /// wire, the decision is taken at connect time, before any request).
     pub fn next_refused(&self, route: &str) -> bool {
-        self.routes
-            .get(route)
+        self.route(route)
             .and_then(RouteCursor::peek)
             .is_some_and(|e| matches!(e.answer, crate::model::Answer::Refused))
     }
@@ -347,7 +381,7 @@ impl Upstream {
 
     /// The scripted routes' names.
     pub fn routes(&self) -> impl Iterator<Item = &str> {
-        self.routes.keys().map(String::as_str)
+        self.route_names().map(String::as_str)
     }
 
     /// For a keyed script never requested: the closest call its route's
@@ -384,17 +418,16 @@ impl Upstream {
                 continue;
             }
             seen.push(route);
-            if let Some(msg) = self.routes.get(route).and_then(|rs| rs.unused(route)) {
+            if let Some(msg) = self.route(route).and_then(|rs| rs.unused(route)) {
                 failures.push(msg);
             }
             let mut sides: Vec<&String> = self
-                .routes
-                .keys()
+                .route_names()
                 .filter(|k| matches!(split_key(k), (r, Some(_)) if r == route))
                 .collect();
             sides.sort_unstable();
             for k in sides {
-                if let Some(mut msg) = self.routes.get(k).and_then(|rs| rs.unused(k)) {
+                if let Some(mut msg) = self.route(k).and_then(|rs| rs.unused(k)) {
                     if let Some(note) = self.closest_call(k) {
                         msg.push_str(&note);
                     }
