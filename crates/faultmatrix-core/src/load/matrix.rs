@@ -434,7 +434,8 @@ fn load_inner(
         let (tape, record) = (rr.tape.take(), rr.record.take());
         let has_inject = rr.inject.is_some();
         // A row's own policy keys build its own system.
-        let mut row_routes = routes.clone();
+        // The file's routes, unless the row's own policy declares others.
+        let mut own_routes: Option<Vec<String>> = None;
         let mut row_system = None;
         // A row's own `codes` build its own system too, on the registry
         // with the file's limits and then the row's.
@@ -478,7 +479,7 @@ fn load_inner(
                         &row_registry,
                     ) {
                         Some((s, r)) => {
-                            row_routes = r.or(row_routes);
+                            own_routes = r;
                             row_system = Some(s);
                         }
                         None => continue,
@@ -508,7 +509,7 @@ fn load_inner(
             rr,
             path.clone(),
             &base,
-            row_routes.as_deref(),
+            own_routes.as_deref().or(routes.as_deref()),
             &registry,
             check_stops,
         ) {

@@ -195,8 +195,8 @@ pub(crate) fn validate_row(
         }
     }
 
-    let trace_routes: Vec<String> = match routes {
-        Some(r) => r.to_vec(),
+    let trace_routes: std::borrow::Cow<'_, [String]> = match routes {
+        Some(r) => r.into(),
         None => {
             let mut r: Vec<String> = Vec::new();
             for s in &inject {
@@ -205,7 +205,7 @@ pub(crate) fn validate_row(
                     r.push(route);
                 }
             }
-            r
+            r.into()
         }
     };
     let expect = validate_expect(
