@@ -15,7 +15,9 @@ use crate::model::{match_path, split_key, Entry, Repeat, RouteScript};
 /// and the HTTP fixture server.
 #[derive(Debug, Clone)]
 pub struct RouteCursor {
-    entries: Vec<Entry>,
+    /// The entries; one the cursor has passed is never read again, so its
+    /// last serving moves it out (`None`) instead of cloning it.
+    entries: Vec<Option<Entry>>,
     cursor: usize,
     served_current: u32,
     served_total: usize,
@@ -25,7 +27,7 @@ impl RouteCursor {
     /// A cursor at the start of a route's entries.
     pub fn new(entries: Vec<Entry>) -> Self {
         Self {
-            entries,
+            entries: entries.into_iter().map(Some).collect(),
             cursor: 0,
             served_current: 0,
             served_total: 0,
@@ -42,13 +44,13 @@ impl RouteCursor {
 
     /// Appends an entry at the end of the script.
     pub fn push(&mut self, entry: Entry) {
-        self.entries.push(entry);
+        self.entries.push(Some(entry));
     }
 
     /// The entry for call `attempt` on `route`, or the failure message of a
     /// call beyond the script.
     pub fn serve(&mut self, route: &str, attempt: u32) -> Result<Entry, String> {
-        let Some(entry) = self.entries.get(self.cursor).cloned() else {
+        let Some(Some(current)) = self.entries.get(self.cursor) else {
             let n = self.served_total;
             return Err(format!(
                 "route {route}: call {attempt} but {n} answer{} scripted",
@@ -57,24 +59,28 @@ impl RouteCursor {
         };
         self.served_current += 1;
         self.served_total += 1;
-        if let Repeat::Times(n) = entry.repeat {
+        if let Repeat::Times(n) = current.repeat {
             if self.served_current >= n {
+                // Served for the last time: the cursor moves past it.
+                let entry = self.entries[self.cursor].take();
                 self.cursor += 1;
                 self.served_current = 0;
+                return entry.ok_or_else(|| unreachable_entry(route));
             }
         }
-        Ok(entry)
+        Ok(current.clone())
     }
 
     /// The entry the next call gets, without serving it.
     pub fn peek(&self) -> Option<&Entry> {
-        self.entries.get(self.cursor)
+        self.entries.get(self.cursor)?.as_ref()
     }
 
     /// The failure message when scripted answers were never requested.
     pub fn unused(&self, route: &str) -> Option<String> {
         let mut unused = Vec::new();
         for (i, e) in self.entries.iter().enumerate().skip(self.cursor) {
+            let Some(e) = e else { continue };
             let left = match e.repeat {
                 Repeat::Forever if i == self.cursor && self.served_current > 0 => 0,
                 Repeat::Forever => 1,
@@ -113,6 +119,12 @@ impl RouteCursor {
             if t == 1 { " was" } else { "s were" },
         ))
     }
+}
+
+/// The message for an entry taken twice (a broken invariant, never a panic
+/// in a row: the row fails with it).
+fn unreachable_entry(route: &str) -> String {
+    format!("route {route}: internal error: a script entry was served after its last serving")
 }
 
 /// Writes an entry's relative header dates (`{ http-date: now+20s }`)
