@@ -163,8 +163,7 @@ fn scalar(v: &str) -> Option<&str> {
         let inner = v.strip_prefix(q)?;
         let (body, after) = inner.split_once(q)?;
         let after = after.trim();
-        (!body.contains('\\') && (after.is_empty() || after.starts_with('#')))
-            .then_some(body)
+        (!body.contains('\\') && (after.is_empty() || after.starts_with('#'))).then_some(body)
     };
     match v.chars().next()? {
         '"' => quoted('"'),
