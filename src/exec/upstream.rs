@@ -533,6 +533,36 @@ mod tests {
     }
 
     #[test]
+    fn a_cursor_serves_each_entry_its_count_then_reports_what_is_left() {
+        let twice = Entry {
+            repeat: Repeat::Times(2),
+            label: "503 x2".into(),
+            ..Entry::ok()
+        };
+        let third = Entry {
+            label: "third".into(),
+            ..Entry::ok()
+        };
+        let mut c = RouteCursor::new(vec![twice, third, Entry::ok()]);
+        let served: Vec<String> = (1..=3)
+            .map(|n| c.serve("A", n).expect("scripted").label)
+            .collect();
+        assert_eq!(served, ["503 x2", "503 x2", "third"]);
+        // What was served (moved out at its last serving) is never reported.
+        assert_eq!(
+            c.unused("A").as_deref(),
+            Some("route A: 1 scripted answer was never requested (ok); 3 calls were made")
+        );
+        assert_eq!(c.peek().map(|e| e.label.as_str()), Some("ok"));
+        assert_eq!(c.serve("A", 4).expect("scripted").label, "ok");
+        assert!(c.peek().is_none() && c.unused("A").is_none());
+        assert_eq!(
+            c.serve("A", 5).unwrap_err(),
+            "route A: call 5 but 4 answers were scripted"
+        );
+    }
+
+    #[test]
     fn a_matching_call_is_served_by_its_keyed_script_and_numbered_apart() {
         let mut up = Upstream::new(
             &[

@@ -212,6 +212,32 @@ mod tests {
     }
 
     #[test]
+    fn ascii_and_other_lines_split_alike() {
+        let one = parse_line("A2 503 UPSTREAM_UNAVAILABLE retry wait=1s", &routes()).unwrap();
+        let spaced = parse_line(
+            "  A2  503   UPSTREAM_UNAVAILABLE retry  wait=1s ",
+            &routes(),
+        )
+        .unwrap();
+        assert_eq!(
+            (one.route, one.attempt, one.code),
+            (spaced.route, spaced.attempt, spaced.code)
+        );
+        assert_eq!(spaced.text, "A2  503   UPSTREAM_UNAVAILABLE retry  wait=1s");
+        // A line with other characters splits at any Unicode space.
+        let routes = vec!["Å".to_string()];
+        let l = parse_line("Å1\u{a0}503 retry", &routes).unwrap();
+        assert_eq!(
+            (l.route.as_str(), l.attempt, l.outcome.as_str()),
+            ("Å", 1, "503")
+        );
+        let e = parse_line("Å1 503\u{7f}retry", &routes).unwrap_err();
+        assert!(e.starts_with("control character U+007F after `503`"), "{e}");
+        let e = parse_line("A1 503\u{7f}retry", &["A".to_string()]).unwrap_err();
+        assert!(e.starts_with("control character U+007F after `503`"), "{e}");
+    }
+
+    #[test]
     fn a_tab_or_an_empty_field_is_named() {
         let e = parse_line("A1 503 UPSTREAM_UNAVAILABLE\tretry wait=1s", &routes()).unwrap_err();
         assert!(e.starts_with("a tab after `UPSTREAM_UNAVAILABLE`"), "{e}");
