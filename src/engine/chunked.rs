@@ -45,7 +45,10 @@ pub struct Sizes {
 
 impl Default for Sizes {
     /// Files over 4 MiB (about 17,000 rows of the benchmark's shape), in
-    /// chunks of 1 MiB of rows.
+    /// chunks of 1 MiB of rows (about 4,400 such rows). Each chunk's text
+    /// keeps every line of the file (the other rows' emptied), so smaller
+    /// chunks cost CPU: 256 KiB took the 60k-row file from 2.1 s to 3.5 s of
+    /// CPU, for 82 MiB instead of 108 MiB.
     fn default() -> Self {
         Self {
             above: 4 << 20,

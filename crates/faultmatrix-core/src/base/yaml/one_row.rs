@@ -98,10 +98,13 @@ pub fn chunks(text: &str, chunk_bytes: usize) -> Option<Chunks> {
         }
     }
     let spans = out.iter().map(|&(a, b)| (starts[a], starts[b])).collect();
+    let (first, end) = (items.first()?.0, items.last()?.1);
     Some(Chunks {
         spans,
-        first: starts[items.first()?.0],
-        end: starts[items.last()?.1],
+        // Lines of other rows before and after each chunk: emptied.
+        blank: out.iter().map(|&(a, b)| (a - first, end - b)).collect(),
+        first: starts[first],
+        end: starts[end],
     })
 }
 
@@ -110,6 +113,8 @@ pub fn chunks(text: &str, chunk_bytes: usize) -> Option<Chunks> {
 pub struct Chunks {
     /// Each chunk's `[start, end)` bytes: whole lines, whole items.
     spans: Vec<(usize, usize)>,
+    /// How many lines of other rows come before and after each chunk.
+    blank: Vec<(usize, usize)>,
     /// Where the first item starts and the last one ends.
     first: usize,
     end: usize,
@@ -132,17 +137,28 @@ impl Chunks {
 /// rows, stays where it was, and positions point into the real file.
 pub fn chunk_text(text: &str, chunks: &Chunks, k: usize) -> String {
     let (a, b) = chunks.spans[k];
-    let blank = |s: &str| s.bytes().filter(|&c| c == b'\n').count();
-    let before = blank(&text[chunks.first..a]);
-    let after = blank(&text[b..chunks.end]);
+    let (before, after) = chunks.blank[k];
     let mut out =
         String::with_capacity(chunks.first + before + (b - a) + after + text.len() - chunks.end);
     out.push_str(&text[..chunks.first]);
-    out.extend(std::iter::repeat_n('\n', before));
+    newlines(&mut out, before);
     out.push_str(&text[a..b]);
-    out.extend(std::iter::repeat_n('\n', after));
+    newlines(&mut out, after);
     out.push_str(&text[chunks.end..]);
     out
+}
+
+/// Appends `n` newlines, a block at a time.
+fn newlines(out: &mut String, mut n: usize) {
+    const BLOCK: &str = match std::str::from_utf8(&[b'\n'; 1024]) {
+        Ok(s) => s,
+        Err(_) => panic!("newlines are UTF-8"),
+    };
+    while n > 0 {
+        let k = n.min(BLOCK.len());
+        out.push_str(&BLOCK[..k]);
+        n -= k;
+    }
 }
 
 /// The items of the top-level `rows:` block sequence as line ranges
