@@ -947,11 +947,13 @@ mod tests {
             logfile: Some(dir.path().join("log").display().to_string()),
             ..Arguments::default()
         };
+        // Every nested run writes its report to the logfile.
+        let run = |trials| libtest_mimic::run(&args, trials);
         let trials = h.trials(&args).unwrap();
         let names: Vec<String> = trials.iter().map(|t| t.name().to_string()).collect();
         let want: Vec<String> = (0..7).map(|i| format!("big.yaml::r{i}")).collect();
         assert_eq!(names, want);
-        let c = libtest_mimic::run(&args, trials);
+        let c = run(trials);
         assert_eq!(
             (c.num_passed, c.num_failed),
             (6, 1),
@@ -960,7 +962,7 @@ mod tests {
         // A row renamed after listing: its trial fails, the others run.
         let trials = h.trials(&args).unwrap();
         std::fs::write(&path, text.replace("name: r1\n", "name: x1\n")).unwrap();
-        let c = libtest_mimic::run(&args, trials);
+        let c = run(trials);
         assert_eq!(
             (c.num_passed, c.num_failed),
             (5, 2),
@@ -978,7 +980,7 @@ mod tests {
         // Rows that moved to other chunks: no trial runs another row.
         let trials = h.trials(&args).unwrap();
         std::fs::write(&path, text.replace("name: r1\n", "name: r1b\n")).unwrap();
-        let c = libtest_mimic::run(&args, trials);
+        let c = run(trials);
         assert_eq!(
             (c.num_passed, c.num_failed),
             (1, 6),
