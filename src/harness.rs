@@ -249,11 +249,21 @@ impl Harness {
             .as_deref()
             .filter(|_| args.exact && files.len() == 1);
         let listed = crate::engine::pool::map(&files, threads, |_, f| {
-            lazy::list(f, &loader, &self.tags, &opts.exec.env, exact)
+            lazy::list(f, &loader, &self.tags, &opts.exec.env, exact, opts.chunks)
         });
         let opts = Arc::new(opts);
         let cache = lazy::Cache::new(threads);
-        let mut trials = Vec::new();
+        // Exactly as many trials as listed rows (and one per file that did
+        // not load): a growing vector would hold its old and new buffers at
+        // once, 110 MB of the 1M-row run's peak.
+        let rows: usize = listed
+            .iter()
+            .map(|l| match l {
+                lazy::Listed::Matrix(listing) => listing.rows.len(),
+                _ => 1,
+            })
+            .sum();
+        let mut trials = Vec::with_capacity(rows);
         let mut registries = Vec::new();
         let mut coverage = crate::engine::guardrails::Coverage::new();
         for (found, l) in files.iter().zip(listed) {
@@ -264,25 +274,35 @@ impl Harness {
                         Err(Failed::from(msg))
                     }));
                 }
-                lazy::Listed::Matrix(listing) => {
-                    coverage.merge(listing.coverage);
-                    let file = lazy::LazyFile::new(found.clone(), loader.clone(), cache.clone());
-                    if let Some(m) = listing.matrix {
+                lazy::Listed::Matrix(mut listing) => {
+                    coverage.merge(std::mem::take(&mut listing.coverage));
+                    let chunks = listing.chunk_ends.take().map(|ends| (ends, opts.chunks));
+                    let file = lazy::LazyFile::with_chunks(
+                        found.clone(),
+                        loader.clone(),
+                        cache.clone(),
+                        chunks,
+                    );
+                    if let Some(m) = listing.matrix.take() {
                         file.keep(m);
                     }
-                    for row in listing.rows {
+                    let file = Arc::new(FileRun {
+                        file,
+                        opts: opts.clone(),
+                    });
+                    for (id, row) in listing.rows() {
                         let can = if row.ignored {
                             CanRun::Ignored
                         } else {
                             let why = self
-                                .unmet(&row.id, &mut probed)
+                                .unmet(&id, &mut probed)
                                 .or_else(|| listing.program_missing.clone());
                             match why {
                                 Some(why) => CanRun::Missing(why),
                                 None => CanRun::Yes,
                             }
                         };
-                        trials.push(row_trial(&file, row, &opts, can, ci));
+                        trials.push(row_trial(&file, id, row.index, can, ci));
                     }
                 }
             }
@@ -620,20 +640,23 @@ fn apply_selection(
     }
 }
 
+/// What a file's trials share: the file, loaded when they run, and how
+/// rows run. A trial's closure holds this and two `u32`s (16 bytes).
+struct FileRun {
+    file: Arc<lazy::LazyFile>,
+    opts: Arc<RunOptions>,
+}
+
 /// One row's trial, ignored or failing as [`CanRun`] says.
-fn row_trial(
-    file: &Arc<lazy::LazyFile>,
-    row: lazy::ListedRow,
-    opts: &Arc<RunOptions>,
-    can: CanRun,
-    ci: bool,
-) -> Trial {
-    let lazy::ListedRow { id, index, .. } = row;
+/// Its name is allocated while trials are built one after the other
+/// ([`lazy::Listing::rows`]), so the million names of a large run sit
+/// together in memory.
+fn row_trial(file: &Arc<FileRun>, id: String, index: u32, can: CanRun, ci: bool) -> Trial {
     let check = lazy::name_check(&id);
     match can {
         CanRun::Yes | CanRun::Ignored => {
-            let (file, opts) = (file.clone(), opts.clone());
-            Trial::test(id, move || run_trial(&file, index, check, &opts))
+            let file = file.clone();
+            Trial::test(id, move || run_trial(&file, index, check))
                 .with_ignored_flag(matches!(can, CanRun::Ignored))
         }
         CanRun::Missing(why) => {
@@ -647,15 +670,10 @@ fn row_trial(
     }
 }
 
-fn run_trial(
-    file: &lazy::LazyFile,
-    index: usize,
-    check: u64,
-    opts: &RunOptions,
-) -> Result<(), Failed> {
-    let m = file.matrix().map_err(Failed::from)?;
-    let row = file.row(&m, index, check).map_err(Failed::from)?;
-    let (verdict, _) = crate::engine::run::run_row(&m, row, opts);
+fn run_trial(run: &FileRun, index: u32, check: u32) -> Result<(), Failed> {
+    let (m, at) = run.file.matrix_of(index).map_err(Failed::from)?;
+    let row = run.file.row(&m, at, index, check).map_err(Failed::from)?;
+    let (verdict, _) = crate::engine::run::run_row(&m, row, &run.opts);
     verdict.map_err(|f| Failed::from(f.render()))
 }
 
@@ -887,5 +905,86 @@ mod tests {
         };
         let c = libtest_mimic::run(&args, trials);
         assert_eq!((c.num_passed, c.num_failed), (3, 2));
+    }
+
+    /// A large file is listed and run a chunk at a time: every row is a
+    /// trial that runs its own row, and a file changed after listing fails
+    /// its trials instead of running other rows.
+    #[test]
+    fn a_large_file_runs_a_chunk_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let row = |n: &str, trace: &str| {
+            format!(
+                "  - name: {n}\n    inject: {{ A: [200] }}\n    expect: {{ trace: \"{trace}\" }}\n"
+            )
+        };
+        let head = "title: t\npolicy:\n  routes: [{ name: A, attempts: 2 }]\nrows:\n";
+        let mut text = head.to_string();
+        for i in 0..7 {
+            let trace = if i == 4 {
+                "A1 500 return"
+            } else {
+                "A1 200 return"
+            };
+            text.push_str(&row(&format!("r{i}"), trace));
+        }
+        let path = dir.path().join("big.yaml");
+        std::fs::write(&path, &text).unwrap();
+        let mut env = Env::from_pairs([("PATH", "/nonexistent")]);
+        env.cwd = dir.path().to_path_buf();
+        let opts = RunOptions {
+            chunks: crate::engine::chunked::Sizes {
+                above: 0,
+                chunk: row("r0", "A1 200 return").len() * 3,
+                whole: crate::base::confine::MAX_FILE_BYTES,
+            },
+            ..RunOptions::from_env(env)
+        };
+        let h = Harness::new(dir.path()).options(opts);
+        let args = Arguments {
+            test_threads: Some(1),
+            quiet: true,
+            logfile: Some(dir.path().join("log").display().to_string()),
+            ..Arguments::default()
+        };
+        // Every nested run writes its report to the logfile.
+        let run = |trials| libtest_mimic::run(&args, trials);
+        let trials = h.trials(&args).unwrap();
+        let names: Vec<String> = trials.iter().map(|t| t.name().to_string()).collect();
+        let want: Vec<String> = (0..7).map(|i| format!("big.yaml::r{i}")).collect();
+        assert_eq!(names, want);
+        let c = run(trials);
+        assert_eq!(
+            (c.num_passed, c.num_failed),
+            (6, 1),
+            "r4 fails, in the second chunk"
+        );
+        // A row renamed after listing: its trial fails, the others run.
+        let trials = h.trials(&args).unwrap();
+        std::fs::write(&path, text.replace("name: r1\n", "name: x1\n")).unwrap();
+        let c = run(trials);
+        assert_eq!(
+            (c.num_passed, c.num_failed),
+            (5, 2),
+            "r1 is gone and r4 fails"
+        );
+        let log = std::fs::read_to_string(dir.path().join("log")).unwrap();
+        assert!(
+            log.contains("---- big.yaml::r1 ----\nbig.yaml: the row listed as number 2 is not there any more"),
+            "{log}"
+        );
+        assert!(
+            log.contains("  --> big.yaml:17:5"),
+            "r4 where it is written: {log}"
+        );
+        // Rows that moved to other chunks: no trial runs another row.
+        let trials = h.trials(&args).unwrap();
+        std::fs::write(&path, text.replace("name: r1\n", "name: r1b\n")).unwrap();
+        let c = run(trials);
+        assert_eq!(
+            (c.num_passed, c.num_failed),
+            (1, 6),
+            "only r0 is where it was"
+        );
     }
 }

@@ -296,6 +296,25 @@ fn oversized_files_are_refused_without_reading_them_whole() {
         format!("{out}{err}").contains("larger than the limit of 16777216 bytes"),
         "{out}{err}"
     );
+    // A run reads a matrix of up to 64 MiB a chunk of rows at a time, when
+    // it is in the plain shape; this one is not, so it is refused, saying so.
+    let (code, out, err) = cli(&t.root(), &["run", "big.yaml"]);
+    assert_eq!(code, 2, "{out}{err}");
+    let all = format!("{out}{err}");
+    assert!(
+        all.contains("larger than the limit of 16777216 bytes (16 MiB) for a file loaded whole")
+            && all.contains("a matrix file of up to 64 MiB loads a chunk of rows at a time"),
+        "{all}"
+    );
+    // Past 64 MiB nothing is read.
+    f.set_len(faultmatrix::base::confine::MAX_MATRIX_BYTES + 1)
+        .unwrap();
+    let (code, out, err) = cli(&t.root(), &["run", "big.yaml"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        format!("{out}{err}").contains("larger than the limit of 67108864 bytes (64 MiB)"),
+        "{out}{err}"
+    );
 }
 
 #[test]

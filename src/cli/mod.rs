@@ -192,26 +192,25 @@ fn cmd_list(a: &SelectArgs, loader: &Loader) -> u8 {
         }
     };
     let sel = selection(a);
-    let loaded = discover::load_all(&files, loader, threads);
+    // Each file gives its selected ids, not its matrix: a large file is
+    // read a chunk at a time (`engine::chunked`), so memory holds ids.
+    let listed = crate::engine::pool::map(&files, threads, |_, f| list_file(f, loader, &sel));
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut errors = Vec::new();
     let mut registry_ids = Vec::new();
-    for (f, l) in files.iter().zip(loaded) {
+    for (f, l) in files.iter().zip(listed) {
         match l {
-            Loaded::Matrix(m) => {
-                for r in &m.rows {
-                    let id = m.row_id(r);
-                    if sel.keeps(&id, &r.tags) {
-                        let _ = writeln!(out, "{id}");
-                    }
+            Some(Ok(ids)) => {
+                for id in ids {
+                    let _ = writeln!(out, "{id}");
                 }
             }
-            Loaded::Registry => match crate::engine::suite::Suite::load(f, &loader.registries) {
+            None => match crate::engine::suite::Suite::load(f, &loader.registries) {
                 Ok(s) => registry_ids.extend(s.ids()),
                 Err(msg) => errors.push(msg),
             },
-            Loaded::Errors(e) => errors.push(e.to_string()),
+            Some(Err(e)) => errors.push(e),
         }
     }
     for id in registry_ids.iter().filter(|id| sel.keeps(id, &[])) {
@@ -225,6 +224,40 @@ fn cmd_list(a: &SelectArgs, loader: &Loader) -> u8 {
         EXIT_OK
     } else {
         EXIT_BAD_INPUT
+    }
+}
+
+/// A matrix file's selected row ids, or its errors; `None` for a registry.
+fn list_file(f: &Found, loader: &Loader, sel: &Selection) -> Option<Result<Vec<String>, String>> {
+    use crate::engine::chunked::{self, Checked, Opened};
+    let mut ids = Vec::new();
+    let keep = |m: &Matrix, ids: &mut Vec<String>| {
+        for r in &m.rows {
+            let id = m.row_id(r);
+            if sel.keeps(&id, &r.tags) {
+                ids.push(id);
+            }
+        }
+    };
+    let loaded = match chunked::open(f, loader, chunked::Sizes::default()) {
+        Opened::Whole => discover::load_one(f, loader),
+        Opened::Refused(e) => Loaded::Errors(e),
+        Opened::Chunks(c) => match c.check(|m| keep(m, &mut ids)) {
+            Checked::Valid => return Some(Ok(ids)),
+            Checked::Errors(e) => Loaded::Errors(e),
+            Checked::Whole(l) => {
+                ids.clear();
+                l
+            }
+        },
+    };
+    match loaded {
+        Loaded::Matrix(m) => {
+            keep(&m, &mut ids);
+            Some(Ok(ids))
+        }
+        Loaded::Registry => None,
+        Loaded::Errors(e) => Some(Err(e.to_string())),
     }
 }
 
@@ -264,6 +297,7 @@ fn cmd_run(a: &RunArgs, loader: &Loader, env: Env, mode: fn(&Env) -> Mode) -> u8
             Capture::Off
         },
         bless: session.clone(),
+        chunks: Default::default(),
     };
     // Live: a line per row as it finishes (unless --quiet), a progress
     // line on a terminal once the run lasts a second (FAULTMATRIX_PROGRESS).

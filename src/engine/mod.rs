@@ -4,6 +4,7 @@
 
 pub mod caps;
 pub mod check;
+pub mod chunked;
 pub mod discover;
 pub mod error;
 pub mod explore;

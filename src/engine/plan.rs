@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::engine::chunked;
 use crate::engine::discover::{self, Found, Loaded};
 use crate::engine::error::{EngineError, EngineErrorKind};
 use crate::engine::guardrails::Coverage;
@@ -242,21 +243,47 @@ pub fn run_files_live(
             }
         };
         let mut load_error = false;
-        match discover::load_one(f, loader) {
-            Loaded::Matrix(mut m) => {
-                adjust(&mut m);
-                if m.registry.path.is_some() {
-                    let mut c = Coverage::new();
-                    c.record(&m);
-                    crate::base::lock(&coverage).merge(c);
-                }
-                for row in m.rows.iter() {
-                    if selection.keeps(&m.row_id(row), &row.tags) {
-                        take(row_result(&m, row, opts));
-                    }
+        let run = |mut m: Box<Matrix>, take: &mut dyn FnMut(RowResult)| {
+            adjust(&mut m);
+            if m.registry.path.is_some() {
+                let mut c = Coverage::new();
+                c.record(&m);
+                crate::base::lock(&coverage).merge(c);
+            }
+            for row in m.rows.iter() {
+                if selection.keeps(&m.row_id(row), &row.tags) {
+                    take(row_result(&m, row, opts));
                 }
             }
-            Loaded::Registry => match suite::Suite::load(f, &loader.registries) {
+        };
+        // A large file: checked a chunk at a time, then run a chunk at a time.
+        let loaded = match chunked::open(f, loader, opts.chunks) {
+            chunked::Opened::Whole => Some(discover::load_one(f, loader)),
+            chunked::Opened::Refused(e) => Some(Loaded::Errors(e)),
+            chunked::Opened::Chunks(c) => match c.check(|_| {}) {
+                chunked::Checked::Whole(l) => Some(l),
+                chunked::Checked::Errors(e) => Some(Loaded::Errors(e)),
+                chunked::Checked::Valid => {
+                    for k in 0..c.len() {
+                        match c.load(k) {
+                            Ok(m) => run(Box::new(m), &mut take),
+                            Err(e) => {
+                                // It loaded a moment ago: something it
+                                // names (a registry, a tape) changed.
+                                load_error = true;
+                                take(load_failure(f, e.to_string()));
+                                break;
+                            }
+                        }
+                    }
+                    None // every chunk has run
+                }
+            },
+        };
+        match loaded {
+            None => {}
+            Some(Loaded::Matrix(m)) => run(m, &mut take),
+            Some(Loaded::Registry) => match suite::Suite::load(f, &loader.registries) {
                 Ok(s) => {
                     s.results(&keep_id, opts).into_iter().for_each(&mut take);
                     crate::base::lock(&pending).push((i, s.registry));
@@ -266,7 +293,7 @@ pub fn run_files_live(
                     take(load_failure(f, msg));
                 }
             },
-            Loaded::Errors(e) => {
+            Some(Loaded::Errors(e)) => {
                 load_error = true;
                 take(load_failure(f, e.to_string()));
             }

@@ -58,6 +58,8 @@ pub struct RunOptions {
     /// Blessing: failing rows' observed values are written into their
     /// files (`faultmatrix run --bless`, `FAULTMATRIX_BLESS=1`).
     pub bless: Option<Arc<verdict::bless::Session>>,
+    /// Which files load a chunk of rows at a time, in what chunks.
+    pub chunks: crate::engine::chunked::Sizes,
 }
 
 impl RunOptions {
@@ -72,6 +74,7 @@ impl RunOptions {
             exec: ExecOptions::from_env(env),
             capture: Capture::Off,
             bless: None,
+            chunks: Default::default(),
         }
     }
 }

@@ -11,10 +11,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::base::env::Env;
+use crate::engine::chunked;
 use crate::engine::discover::{self, Found, Loaded};
 use crate::engine::guardrails::Coverage;
 use crate::load::Loader;
 use crate::model::{Matrix, Row};
+
+// A matrix file is at most `MAX_MATRIX_BYTES` long and a row takes more
+// than a byte, so a row's index fits a `u32`.
+const _: () = assert!(crate::base::confine::MAX_MATRIX_BYTES <= u32::MAX as u64);
 
 /// What listing a file gave.
 pub(super) enum Listed {
@@ -30,6 +35,13 @@ pub(super) enum Listed {
 pub(super) struct Listing {
     /// The rows carrying one of the tags (every row without tags).
     pub rows: Vec<ListedRow>,
+    /// What every trial name of the file starts with (`file::`).
+    pub prefix: String,
+    /// The rest of their trial names (the row names, escaped), one after
+    /// the other: one allocation a file, not one a row. Names allocated one
+    /// by one while files load and drop their models are scattered over the
+    /// allocator's pages, which then stay resident.
+    pub names: String,
     /// Why a command system's program cannot run here.
     pub program_missing: Option<String>,
     /// The codes the file's rows use (the registry coverage guardrail).
@@ -37,14 +49,18 @@ pub(super) struct Listing {
     /// The matrix itself, when listing was asked to keep it (`--exact`:
     /// one file, whose trial then does not load it a second time).
     pub matrix: Option<Arc<Matrix>>,
+    /// A file loaded in chunks: the row number each chunk ends before.
+    pub chunk_ends: Option<Vec<u32>>,
 }
 
-/// One row, as listed.
+/// One row, as listed: 16 bytes, as a million of them are held at once
+/// before they become trials.
 pub(super) struct ListedRow {
-    /// The trial name (`file::row`).
-    pub id: String,
-    /// Where the row is in its file.
-    pub index: usize,
+    /// Where its name ends in [`Listing::names`] (it starts where the
+    /// previous row's ends).
+    pub end: usize,
+    /// Where the row is in its file (counting every row).
+    pub index: u32,
     /// Marked `ignore:`.
     pub ignored: bool,
 }
@@ -52,18 +68,51 @@ pub(super) struct ListedRow {
 /// Loads `found` and keeps what its trials need (`tags`: rows carrying one
 /// of them; empty: every row). `exact`: the one trial asked for by
 /// `--exact`, whose matrix is kept, and whose row alone is read when the
-/// file's text allows ([`one_row`]).
+/// file's text allows ([`one_row`]). A large file is listed a chunk at a
+/// time ([`chunked`]), and its trials load the chunk holding their row.
 pub(super) fn list(
     found: &Found,
     loader: &Loader,
     tags: &[String],
     env: &Env,
     exact: Option<&str>,
+    sizes: chunked::Sizes,
 ) -> Listed {
     let keep = exact.is_some();
     let loaded = match exact.and_then(|id| one_row(found, loader, id)) {
         Some(m) => Loaded::Matrix(m),
-        None => discover::load_one(found, loader),
+        None => match chunked::open(found, loader, sizes) {
+            chunked::Opened::Whole => discover::load_one(found, loader),
+            chunked::Opened::Refused(e) => Loaded::Errors(e),
+            chunked::Opened::Chunks(c) => {
+                let mut listing = Listing {
+                    rows: Vec::new(),
+                    prefix: String::new(),
+                    names: String::new(),
+                    program_missing: None,
+                    coverage: Coverage::new(),
+                    matrix: None,
+                    chunk_ends: Some(Vec::with_capacity(c.len())),
+                };
+                let mut seen = 0;
+                match c.check(|m| {
+                    listing.coverage.record(m);
+                    listing.program_missing = super::program_missing(m, env);
+                    listing.prefix = id_prefix(m);
+                    listed_rows(m, tags, seen, &mut listing.rows, &mut listing.names);
+                    seen += m.rows.len() as u32;
+                    listing.chunk_ends.as_mut().unwrap().push(seen);
+                }) {
+                    chunked::Checked::Valid => {
+                        listing.names.shrink_to_fit();
+                        listing.rows.shrink_to_fit();
+                        return Listed::Matrix(listing);
+                    }
+                    chunked::Checked::Errors(e) => Loaded::Errors(e),
+                    chunked::Checked::Whole(l) => l,
+                }
+            }
+        },
     };
     match loaded {
         Loaded::Registry => Listed::Registry,
@@ -71,24 +120,63 @@ pub(super) fn list(
         Loaded::Matrix(m) => {
             let mut coverage = Coverage::new();
             coverage.record(&m);
-            let rows = m
-                .rows
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| crate::engine::select::has_tag(tags, &r.tags))
-                .map(|(index, r)| ListedRow {
-                    id: m.row_id(r),
-                    index,
-                    ignored: r.ignore.is_some(),
-                })
-                .collect();
+            let (mut rows, mut names) = (Vec::new(), String::new());
+            listed_rows(&m, tags, 0, &mut rows, &mut names);
+            rows.shrink_to_fit();
+            names.shrink_to_fit();
             Listed::Matrix(Listing {
                 rows,
+                prefix: id_prefix(&m),
+                names,
                 program_missing: super::program_missing(&m, env),
                 coverage,
                 matrix: keep.then(|| Arc::from(m)),
+                chunk_ends: None,
             })
         }
+    }
+}
+
+/// Adds the rows of `m` carrying one of `tags`, numbered from `first`, to
+/// `rows`, and their trial names to `names`.
+fn listed_rows(
+    m: &Matrix,
+    tags: &[String],
+    first: u32,
+    rows: &mut Vec<ListedRow>,
+    names: &mut String,
+) {
+    for (index, r) in m.rows.iter().enumerate() {
+        if crate::engine::select::has_tag(tags, &r.tags) {
+            names.push_str(&crate::base::label::escape(&r.name));
+            rows.push(ListedRow {
+                end: names.len(),
+                // Fewer rows than bytes, and bytes fit a u32 (asserted above).
+                index: first + index as u32,
+                ignored: r.ignore.is_some(),
+            });
+        }
+    }
+}
+
+/// What the trial names of `m`'s rows start with: [`Matrix::row_id`]
+/// is this and the escaped row name.
+fn id_prefix(m: &Matrix) -> String {
+    format!("{}::", crate::base::label::escape(&m.file))
+}
+
+impl Listing {
+    /// Each listed row with its trial name (allocated here, to its size).
+    pub fn rows(&self) -> impl Iterator<Item = (String, &ListedRow)> {
+        let mut start = 0;
+        self.rows.iter().map(move |r| {
+            let name = &self.names[start..r.end];
+            start = r.end;
+            let mut id = String::with_capacity(self.prefix.len() + name.len());
+            id.push_str(&self.prefix);
+            id.push_str(name);
+            (id, r)
+        })
     }
 }
 
@@ -115,15 +203,16 @@ fn one_row(found: &Found, loader: &Loader, id: &str) -> Option<Box<Matrix>> {
 }
 
 /// A check that the row found at a listed index is the listed row (a
-/// hash of its trial name, so a trial does not keep its name twice).
-pub(super) fn name_check(id: &str) -> u64 {
+/// hash of its trial name, so a trial does not keep its name twice; 32
+/// bits, so a trial's closure is 16 bytes).
+pub(super) fn name_check(id: &str) -> u32 {
     let mut h = DefaultHasher::new();
     id.hash(&mut h);
-    h.finish()
+    h.finish() as u32
 }
 
-/// Loaded files by key, most recently used last.
-type Entries = Vec<(usize, Arc<Matrix>)>;
+/// Loaded files (or chunks of a file) by key, most recently used last.
+type Entries = Vec<((usize, u32), Arc<Matrix>)>;
 
 /// The files loaded for running, most recently used last.
 #[derive(Clone)]
@@ -142,6 +231,25 @@ impl Cache {
             next_key: Arc::default(),
         }
     }
+
+    fn put(&self, key: (usize, u32), m: Arc<Matrix>) {
+        let mut c = crate::base::lock(&self.inner);
+        if !c.iter().any(|(k, _)| *k == key) {
+            if c.len() >= self.capacity {
+                c.remove(0);
+            }
+            c.push((key, m));
+        }
+    }
+
+    fn get(&self, key: (usize, u32)) -> Option<Arc<Matrix>> {
+        let mut c = crate::base::lock(&self.inner);
+        let i = c.iter().position(|(k, _)| *k == key)?;
+        let entry = c.remove(i);
+        let m = entry.1.clone();
+        c.push(entry);
+        Some(m)
+    }
 }
 
 /// A matrix file whose trials load it when they run.
@@ -151,50 +259,50 @@ pub(super) struct LazyFile {
     cache: Cache,
     /// The file's key in the cache.
     key: usize,
+    /// A file loaded in chunks: the row number each chunk ends before, and
+    /// how it was chunked.
+    chunks: Option<(Vec<u32>, chunked::Sizes)>,
 }
 
 impl LazyFile {
+    #[cfg(test)]
     pub fn new(found: Found, loader: Arc<Loader>, cache: Cache) -> Arc<Self> {
+        Self::with_chunks(found, loader, cache, None)
+    }
+
+    /// A file listed a chunk at a time (`ends`: where each chunk ends).
+    pub fn with_chunks(
+        found: Found,
+        loader: Arc<Loader>,
+        cache: Cache,
+        chunks: Option<(Vec<u32>, chunked::Sizes)>,
+    ) -> Arc<Self> {
         let key = cache.next_key.fetch_add(1, Ordering::Relaxed);
         Arc::new(Self {
             found,
             loader,
             cache,
             key,
+            chunks,
         })
     }
 
     /// Puts a matrix loaded for listing into the cache, for this file's
     /// trials to run without loading it again.
     pub fn keep(&self, m: Arc<Matrix>) {
-        let mut c = crate::base::lock(&self.cache.inner);
-        if c.len() >= self.cache.capacity {
-            c.remove(0);
-        }
-        c.push((self.key, m));
+        self.cache.put((self.key, 0), m);
     }
 
     /// The matrix, from the cache or loaded now (the cache's lock is not
     /// held while loading).
     pub fn matrix(&self) -> Result<Arc<Matrix>, String> {
-        let key = self.key;
-        {
-            let mut c = crate::base::lock(&self.cache.inner);
-            if let Some(i) = c.iter().position(|(k, _)| *k == key) {
-                let entry = c.remove(i);
-                let m = entry.1.clone();
-                c.push(entry);
-                return Ok(m);
-            }
+        let key = (self.key, 0);
+        if let Some(m) = self.cache.get(key) {
+            return Ok(m);
         }
         let m: Arc<Matrix> = match discover::load_one(&self.found, &self.loader) {
             Loaded::Matrix(m) => Arc::from(m),
-            Loaded::Errors(e) => {
-                return Err(format!(
-                    "{} no longer loads (it changed after the trials were listed):\n{e}",
-                    self.found.display
-                ))
-            }
+            Loaded::Errors(e) => return Err(self.changed(&e.to_string())),
             Loaded::Registry => {
                 return Err(format!(
                     "{} is no longer a matrix (it changed after the trials were listed)",
@@ -202,26 +310,62 @@ impl LazyFile {
                 ))
             }
         };
-        let mut c = crate::base::lock(&self.cache.inner);
-        if !c.iter().any(|(k, _)| *k == key) {
-            if c.len() >= self.cache.capacity {
-                c.remove(0);
-            }
-            c.push((key, m.clone()));
-        }
+        self.cache.put(key, m.clone());
         Ok(m)
     }
 
-    /// The row listed at `index` with this [`name_check`], or why not.
-    pub fn row<'m>(&self, m: &'m Matrix, index: usize, check: u64) -> Result<&'m Row, String> {
+    fn changed(&self, e: &str) -> String {
+        format!(
+            "{} no longer loads (it changed after the trials were listed):\n{e}",
+            self.found.display
+        )
+    }
+
+    /// The matrix holding the row listed as `index`, and where the row is
+    /// in it: the whole file, or the chunk holding that row.
+    pub fn matrix_of(&self, index: u32) -> Result<(Arc<Matrix>, u32), String> {
+        let Some((ends, sizes)) = &self.chunks else {
+            return Ok((self.matrix()?, index));
+        };
+        let k = ends.partition_point(|&end| end <= index);
+        let first = if k == 0 { 0 } else { ends[k - 1] };
+        let key = (self.key, k as u32);
+        if let Some(m) = self.cache.get(key) {
+            return Ok((m, index - first));
+        }
+        let m = match chunked::open(&self.found, &self.loader, *sizes) {
+            chunked::Opened::Chunks(c) if c.len() == ends.len() => {
+                c.load(k).map_err(|e| self.changed(&e.to_string()))?
+            }
+            _ => {
+                return Err(format!(
+                    "{}: its rows are not where they were listed (the file changed after the trials were listed): list the trials again",
+                    self.found.display
+                ))
+            }
+        };
+        let m = Arc::new(m);
+        self.cache.put(key, m.clone());
+        Ok((m, index - first))
+    }
+
+    /// The row at `at` of `m` (listed as number `listed` of the file) with
+    /// this [`name_check`], or why not.
+    pub fn row<'m>(
+        &self,
+        m: &'m Matrix,
+        at: u32,
+        listed: u32,
+        check: u32,
+    ) -> Result<&'m Row, String> {
         m.rows
-            .get(index)
+            .get(at as usize)
             .filter(|r| name_check(&m.row_id(r)) == check)
             .ok_or_else(|| {
                 format!(
                     "{}: the row listed as number {} is not there any more (the file changed after the trials were listed): list the trials again",
                     self.found.display,
-                    index + 1
+                    listed + 1
                 )
             })
     }
@@ -275,13 +419,16 @@ mod tests {
         let found = file(dir.path(), "m.yaml", "r");
         let lazy = LazyFile::new(found.clone(), loader, Cache::new(1));
         let m = lazy.matrix().unwrap();
-        assert_eq!(lazy.row(&m, 0, name_check("m.yaml::r")).unwrap().name, "r");
-        let e = lazy.row(&m, 0, name_check("m.yaml::other")).unwrap_err();
+        assert_eq!(
+            lazy.row(&m, 0, 0, name_check("m.yaml::r")).unwrap().name,
+            "r"
+        );
+        let e = lazy.row(&m, 0, 0, name_check("m.yaml::other")).unwrap_err();
         assert!(
             e.contains("m.yaml: the row listed as number 1 is not there any more"),
             "{e}"
         );
-        assert!(lazy.row(&m, 1, name_check("m.yaml::r")).is_err());
+        assert!(lazy.row(&m, 1, 1, name_check("m.yaml::r")).is_err());
         std::fs::write(&found.path, "title: t\nrows: [").unwrap();
         let broken = LazyFile::new(
             found,
@@ -309,25 +456,27 @@ mod tests {
         };
         let loader = Loader::new(crate::Systems::new());
         let env = Env::default();
-        let listed = |id: &str| match list(&found, &loader, &[], &env, Some(id)) {
+        let sizes = chunked::Sizes::default();
+        let listed = |id: &str| match list(&found, &loader, &[], &env, Some(id), sizes) {
             Listed::Matrix(l) => l,
             _ => panic!("m.yaml lists"),
         };
-        let l = listed("m.yaml::b");
-        let m = l.matrix.unwrap();
+        let mut l = listed("m.yaml::b");
+        let m = l.matrix.take().unwrap();
         assert_eq!(m.rows.len(), 1, "only the asked row is read");
         assert_eq!(m.rows[0].name, "b");
         // Diagnostics still point into the real file.
         assert_eq!(m.row_location(&m.rows[0]), "m.yaml:8:5");
         assert_eq!(l.rows.len(), 1);
-        assert_eq!((l.rows[0].id.as_str(), l.rows[0].index), ("m.yaml::b", 0));
+        let (id, first) = l.rows().next().unwrap();
+        assert_eq!((id.as_str(), first.index), ("m.yaml::b", 0));
         // A name the text reader cannot find: the whole file.
         let l = listed("m.yaml::zz");
         assert_eq!(l.matrix.unwrap().rows.len(), 3);
         // Two rows of that name: the whole file, which says so.
         std::fs::write(&path, format!("{head}{}{}", row("a"), row("a"))).unwrap();
         assert!(matches!(
-            list(&found, &loader, &[], &env, Some("m.yaml::a")),
+            list(&found, &loader, &[], &env, Some("m.yaml::a"), sizes),
             Listed::Errors(_)
         ));
     }

@@ -14,8 +14,15 @@
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-/// The largest file faultmatrix reads (matrix, registry, tape): 16 MiB.
+/// The largest file faultmatrix reads whole (matrix, registry, tape,
+/// snapshot): 16 MiB. A whole matrix's model takes about 25 times its text.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The largest matrix file a run reads: 64 MiB. Past [`MAX_FILE_BYTES`] a
+/// matrix loads only a chunk of rows at a time (the runner's
+/// `engine::chunked`), so memory holds its text and one chunk's model;
+/// the bound keeps that text, and a run's time, finite.
+pub const MAX_MATRIX_BYTES: u64 = 64 * 1024 * 1024;
 
 /// What a path must name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -71,6 +71,101 @@ fn spaces(l: &str) -> usize {
     l.bytes().take_while(|&b| b == b' ').count()
 }
 
+/// A file's `rows:` items grouped into chunks of about `chunk_bytes` of
+/// text each (at least one item a chunk), for a runner that loads a large
+/// file a chunk at a time ([`chunk_text`]). `None` when the text is not in
+/// the plain shape, or an item's name is not written plainly (every row
+/// must be named where a line reader sees it).
+pub fn chunks(text: &str, chunk_bytes: usize) -> Option<Chunks> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let (indent, items) = row_items(&lines)?;
+    let mut starts = Vec::with_capacity(lines.len() + 1);
+    let mut at = 0;
+    for l in &lines {
+        starts.push(at);
+        at += l.len();
+    }
+    starts.push(at);
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut size = 0;
+    for &(a, b) in &items {
+        item_name(&lines[a..b], indent)?;
+        let bytes = starts[b] - starts[a];
+        match out.last_mut() {
+            Some(last) if size + bytes <= chunk_bytes => {
+                last.1 = b;
+                size += bytes;
+            }
+            _ => {
+                out.push((a, b));
+                size = bytes;
+            }
+        }
+    }
+    let spans = out.iter().map(|&(a, b)| (starts[a], starts[b])).collect();
+    let (first, end) = (items.first()?.0, items.last()?.1);
+    Some(Chunks {
+        spans,
+        // Lines of other rows before and after each chunk: emptied.
+        blank: out.iter().map(|&(a, b)| (a - first, end - b)).collect(),
+        first: starts[first],
+        end: starts[end],
+    })
+}
+
+/// Where a file's chunks of rows are, as byte offsets into its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunks {
+    /// Each chunk's `[start, end)` bytes: whole lines, whole items.
+    spans: Vec<(usize, usize)>,
+    /// How many lines of other rows come before and after each chunk.
+    blank: Vec<(usize, usize)>,
+    /// Where the first item starts and the last one ends.
+    first: usize,
+    end: usize,
+}
+
+impl Chunks {
+    /// How many chunks.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Whether there are none (never, for what [`chunks`] gives).
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+}
+
+/// The text with only chunk `k`'s rows kept: every other row's lines are
+/// emptied (one newline each), so every line of what is kept, header and
+/// rows, stays where it was, and positions point into the real file.
+pub fn chunk_text(text: &str, chunks: &Chunks, k: usize) -> String {
+    let (a, b) = chunks.spans[k];
+    let (before, after) = chunks.blank[k];
+    let mut out =
+        String::with_capacity(chunks.first + before + (b - a) + after + text.len() - chunks.end);
+    out.push_str(&text[..chunks.first]);
+    newlines(&mut out, before);
+    out.push_str(&text[a..b]);
+    newlines(&mut out, after);
+    out.push_str(&text[chunks.end..]);
+    out
+}
+
+/// Appends `n` newlines, a block at a time.
+fn newlines(out: &mut String, mut n: usize) {
+    const BLOCK: &str = match std::str::from_utf8(&[b'\n'; 1024]) {
+        Ok(s) => s,
+        Err(_) => panic!("newlines are UTF-8"),
+    };
+    while n > 0 {
+        let k = n.min(BLOCK.len());
+        out.push_str(&BLOCK[..k]);
+        n -= k;
+    }
+}
+
 /// The items of the top-level `rows:` block sequence as line ranges
 /// (`[start, end)`), and the column (0-based) of their `- `.
 fn row_items(lines: &[&str]) -> Option<(usize, Vec<(usize, usize)>)> {
@@ -259,5 +354,32 @@ mod tests {
         assert!(row_names("rows:\n  - name: a\n  - name: &x b\n").is_none());
         assert!(row_names("rows:\n  - inject: {}\n").is_none());
         assert!(row_names("rows: [{ name: a }]\n").is_none());
+    }
+
+    #[test]
+    fn chunks_group_rows_by_size_and_keep_every_line_where_it_was() {
+        let all = chunks(TEXT, 1).unwrap();
+        assert_eq!(all.len(), 3, "one row a chunk");
+        let lines = TEXT.lines().count();
+        let texts: Vec<String> = (0..3).map(|k| chunk_text(TEXT, &all, k)).collect();
+        for t in &texts {
+            assert_eq!(t.lines().count(), lines);
+            assert!(t.starts_with("title: t\npolicy:\n  routes: [{ name: A }]\nrows:\n"));
+            assert!(t.ends_with("tail: 1\n"));
+        }
+        // Chunk 1 is the row `b c` alone, in place.
+        assert_eq!(texts[1], only_rows_named(TEXT, "b c").unwrap());
+        assert_eq!(texts[2].lines().nth(16), Some("    name: \"d\" # why"));
+        assert!(!texts[0].contains("b c") && texts[0].contains("  - name: a\n"));
+        // Everything in one chunk: the text itself.
+        let one = chunks(TEXT, TEXT.len()).unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(chunk_text(TEXT, &one, 0), TEXT);
+        // Two chunks: the first two rows, then the last.
+        let a_and_b = TEXT.find("  - inject").unwrap() - TEXT.find("  - name: a").unwrap();
+        assert_eq!(chunks(TEXT, a_and_b).unwrap().len(), 2);
+        // Not the plain shape, or a row without a readable name: no chunks.
+        assert!(chunks("rows: [{ name: a }]\n", 1).is_none());
+        assert!(chunks("rows:\n  - name: a\n  - inject: {}\n", 1).is_none());
     }
 }
