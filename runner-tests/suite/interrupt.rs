@@ -163,40 +163,29 @@ fn cli(t: &Tree, args: &[&str], env: &[(&str, &str)], flag: &Path) -> Child {
     spawn(cmd, &env)
 }
 
-#[test]
-fn sigterm_during_faultmatrix_record_removes_the_temp_file() {
+/// Starts the CLI with `args` (and `env`) against a local upstream, holds
+/// it mid-recording, sends `sig` and checks the temp file is gone.
+fn interrupt_cli(args: &[&str], env: &[(&str, &str)], sig: libc::c_int, what: &str) {
     let t = Tree::new();
     let up = Upstream::start(vec![Reply::json(200, "{\"second\": true}")]).unwrap();
     let flag = t.dir.path().join("held");
     let url = up.url();
-    let child = cli(
-        &t,
-        &["record", "m.yaml"],
-        &[("FAULTMATRIX_UPSTREAM_A", &url)],
-        &flag,
-    );
-    interrupt(&t, child, &flag, libc::SIGTERM, "record, SIGTERM");
+    let mut env = env.to_vec();
+    env.push(("FAULTMATRIX_UPSTREAM_A", &url));
+    let child = cli(&t, args, &env, &flag);
+    interrupt(&t, child, &flag, sig, what);
+}
+
+#[test]
+fn sigterm_during_faultmatrix_record_removes_the_temp_file() {
+    interrupt_cli(&["record", "m.yaml"], &[], libc::SIGTERM, "record, SIGTERM");
 }
 
 #[test]
 fn sigint_during_a_recording_run_removes_the_temp_file() {
-    let t = Tree::new();
-    let up = Upstream::start(vec![Reply::json(200, "{\"second\": true}")]).unwrap();
-    let flag = t.dir.path().join("held");
-    let url = up.url();
-    let child = cli(
-        &t,
+    interrupt_cli(
         &["run", "m.yaml"],
-        &[
-            ("FAULTMATRIX_RECORD", "1"),
-            ("FAULTMATRIX_UPSTREAM_A", &url),
-        ],
-        &flag,
-    );
-    interrupt(
-        &t,
-        child,
-        &flag,
+        &[("FAULTMATRIX_RECORD", "1")],
         libc::SIGINT,
         "FAULTMATRIX_RECORD=1 run, SIGINT",
     );
@@ -204,17 +193,7 @@ fn sigint_during_a_recording_run_removes_the_temp_file() {
 
 #[test]
 fn sighup_during_faultmatrix_record_removes_the_temp_file() {
-    let t = Tree::new();
-    let up = Upstream::start(vec![Reply::json(200, "{\"second\": true}")]).unwrap();
-    let flag = t.dir.path().join("held");
-    let url = up.url();
-    let child = cli(
-        &t,
-        &["record", "m.yaml"],
-        &[("FAULTMATRIX_UPSTREAM_A", &url)],
-        &flag,
-    );
-    interrupt(&t, child, &flag, libc::SIGHUP, "record, SIGHUP");
+    interrupt_cli(&["record", "m.yaml"], &[], libc::SIGHUP, "record, SIGHUP");
 }
 
 #[test]

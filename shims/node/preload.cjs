@@ -991,7 +991,11 @@ function install() {
           if (msg.op !== 'welcome') fail(`expected welcome from the runner, got ${msg.op}`);
           welcomed = true;
           applyWelcome(msg); // the clock module code reads while it loads
-          line(preload());
+          const ready = preload();
+          warmUp((warm) => {
+            ready.warm_up = warm;
+            line(ready);
+          });
         } else if (msg.op === 'spawn') {
           spawned = true;
           const env = msg.env || {};
@@ -1053,6 +1057,64 @@ function install() {
       /* nothing */
     }
     return { op: 'ready', preloaded, failed, import_ns: Number(realHrtime.bigint() - t0) };
+  }
+
+  // A fresh process pays for its first HTTP request: V8 compiles fetch's
+  // request and response path and undici's WebAssembly HTTP parser then,
+  // 30-100 ms a row would count as its own. A spare makes one POST with
+  // a JSON body to a listener of its own before it says `ready`.
+  //
+  // Nothing of it reaches the row. Virtual time does not move before the
+  // row (no advance comes), so undici's tick timer, armed here at virtual
+  // 0, is the one a fresh process arms at its first request at 0 and
+  // `refresh`es at a later one; the listener and the connection are
+  // closed; the draws and the seed are put back. FAULTMATRIX_NODE_WARM_UP=0
+  // leaves it out. `done` gets { ms, error }.
+  function warmUp(done) {
+    if (process.env.FAULTMATRIX_NODE_WARM_UP === '0' || typeof globalThis.fetch !== 'function') {
+      return done({ ms: 0, error: 'off' });
+    }
+    const t0 = realHrtime.bigint();
+    const used = clock.used;
+    const seed = clock.seed;
+    let finished = false;
+    let server = null;
+    const guard = real.setTimeout(() => finish(new Error('no answer within 10 s')), 10000);
+    function finish(err) {
+      if (finished) return;
+      finished = true;
+      real.clearTimeout(guard);
+      clock.used = used;
+      clock.seed = seed;
+      if (server) server.close();
+      done({ ms: Number(realHrtime.bigint() - t0) / 1e6, error: err ? String(err.message || err) : null });
+    }
+    // Plain `net`: Node's http server would arm an interval of its own.
+    server = net.createServer((sock) => {
+      let head = '';
+      sock.setEncoding('latin1');
+      sock.on('error', () => {});
+      sock.on('data', (chunk) => {
+        head += chunk;
+        const end = head.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const m = /\r\ncontent-length: *(\d+)/i.exec(head.slice(0, end));
+        if (head.length - end - 4 < (m ? Number(m[1]) : 0)) return;
+        const body = '{"id":"warm-up","ok":true}';
+        sock.end(
+          'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n' +
+            `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+        );
+      });
+    });
+    server.on('error', finish);
+    server.listen(0, '127.0.0.1', () => {
+      const url = `http://127.0.0.1:${server.address().port}/warm-up`;
+      globalThis
+        .fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"warm":"up"}' })
+        .then((r) => r.json())
+        .then(() => finish(null), finish);
+    });
   }
 
   void realPerfNow;

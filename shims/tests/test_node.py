@@ -97,6 +97,21 @@ class NodeShim(RunnerCase):
         res, r = self.run_js("console.log(JSON.stringify({ outcome: 'success', d: [Math.random(), Math.random()] }))")
         self.assertEqual(r["d"], [(0xE220A8397B1DCDAF >> 11) / 2**53, (0x6E789E6AA1B965F4 >> 11) / 2**53])
 
+    def test_a_spare_pays_for_its_first_request_before_ready(self):
+        # PROTOCOL.md 8.1: a spare makes one request to a listener of its own
+        # (undici's request path and its WebAssembly parser compile then) and
+        # reports it in `ready`; FAULTMATRIX_NODE_WARM_UP=0 leaves it out.
+        path = write_script(self.tmp, "spare.js", "console.log('{}')")
+        for env, want in (({}, None), ({"FAULTMATRIX_NODE_WARM_UP": "0"}, "off")):
+            ready = self.runner.start_warm([self.node, path], env=env, cwd=self.tmp)
+            try:
+                self.assertEqual(ready.get("op"), "ready", ready)
+                self.assertEqual(ready["warm_up"]["error"], want, ready)
+                if want is None:
+                    self.assertGreater(ready["warm_up"]["ms"], 0, ready)
+            finally:
+                self.runner.stop_warm()
+
     def test_more_draws_than_scripted_fail_the_row(self):
         path = write_script(self.tmp, "draws.js", "console.log(Math.random(), Math.random())")
         res = self.row([self.node, path], jitter=[0.5])

@@ -118,6 +118,27 @@ pub struct WireCall {
 }
 
 impl WireCall {
+    /// A connection attempt refused at `now` by the route's `refused`
+    /// entry (`label`): a call that sent nothing and took no time.
+    pub fn refused(route: &str, attempt: u32, now: Duration, label: String) -> Self {
+        WireCall {
+            route: route.to_string(),
+            attempt,
+            started: now,
+            ended: Some(now),
+            outcome: Outcome::Refused,
+            method: String::new(),
+            path: String::new(),
+            headers: Vec::new(),
+            body_size: 0,
+            model: None,
+            stream: false,
+            body_seen: Vec::new(),
+            answer_body: None,
+            entry: label,
+        }
+    }
+
     /// A recorded request header by name.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -385,22 +406,7 @@ impl ConnectGate {
         let Some((attempt, label)) = st.upstream.refuse_connect(route) else {
             return false;
         };
-        st.calls.push(WireCall {
-            route: route.to_string(),
-            attempt,
-            started: now,
-            ended: Some(now),
-            outcome: Outcome::Refused,
-            method: String::new(),
-            path: String::new(),
-            headers: Vec::new(),
-            body_size: 0,
-            model: None,
-            stream: false,
-            body_seen: Vec::new(),
-            answer_body: None,
-            entry: label,
-        });
+        st.calls.push(WireCall::refused(route, attempt, now, label));
         if st.upstream.has_failures() {
             // The runaway guard stopped the run at this call.
             drop(st);

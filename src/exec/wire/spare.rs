@@ -16,7 +16,7 @@
 use std::io::{ErrorKind, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -179,25 +179,6 @@ pub fn start(
     let ((out, out_theirs), (err, err_theirs)) = pair()
         .and_then(|o| pair().map(|e| (o, e)))
         .map_err(|e| format!("cannot make a spare process's output pipes: {e}"))?;
-    let mut cmd = Command::new(&key.argv[0]);
-    cmd.args(&key.argv[1..])
-        .stdin(Stdio::null())
-        .stdout(out_theirs)
-        .stderr(err_theirs);
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
-    }
-    if let Some(c) = &key.cwd {
-        cmd.current_dir(c);
-    }
-    for (k, v) in &key.env {
-        cmd.env(k, v);
-    }
-    for (k, v) in clock_vars(&addr, &token) {
-        cmd.env(k, v);
-    }
-    cmd.env("FAULTMATRIX_WARM", "1");
     // The system's own list, then what earlier rows of the key required.
     let mut imports: Vec<String> = key
         .env
@@ -206,9 +187,13 @@ pub fn start(
         .map(|(_, v)| v.clone())
         .collect();
     imports.extend(super::warm::learned(&key));
-    if !imports.is_empty() {
-        cmd.env("FAULTMATRIX_WARM_IMPORTS", imports.join(","));
-    }
+    let mut cmd = super::warm::warm_command(
+        &key,
+        clock_vars(&addr, &token),
+        out_theirs,
+        err_theirs,
+        &imports,
+    );
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start a spare process `{}`: {e}", key.argv.join(" ")))?;

@@ -1200,22 +1200,8 @@ impl<'a> RowRun<'a> {
             return false;
         };
         let now = Duration::from_nanos(self.now);
-        self.calls.push(WireCall {
-            route: route.to_string(),
-            attempt,
-            started: now,
-            ended: Some(now),
-            outcome: Outcome::Refused,
-            method: String::new(),
-            path: String::new(),
-            headers: Vec::new(),
-            body_size: 0,
-            model: None,
-            stream: false,
-            body_seen: Vec::new(),
-            answer_body: None,
-            entry: label,
-        });
+        self.calls
+            .push(WireCall::refused(route, attempt, now, label));
         if self.upstream.has_failures() && self.ending.is_none() {
             // The runaway guard stopped the run at this call.
             self.ending = Some(Ending::Aborted);

@@ -250,6 +250,43 @@ pub fn read_msg(
     }
 }
 
+/// The command that starts a warm process for `key` (a Python warm
+/// parent, a Node spare): in a process group of its own, in the key's
+/// directory with its environment, the clock's variables `vars`,
+/// `FAULTMATRIX_WARM=1`, and `FAULTMATRIX_WARM_IMPORTS` when `imports`
+/// has any.
+pub(super) fn warm_command(
+    key: &Key,
+    vars: Vec<(String, String)>,
+    stdout: Stdio,
+    stderr: Stdio,
+    imports: &[String],
+) -> Command {
+    let mut cmd = Command::new(&key.argv[0]);
+    cmd.args(&key.argv[1..])
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr);
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    if let Some(c) = &key.cwd {
+        cmd.current_dir(c);
+    }
+    for (k, v) in &key.env {
+        cmd.env(k, v);
+    }
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    cmd.env("FAULTMATRIX_WARM", "1");
+    if !imports.is_empty() {
+        cmd.env("FAULTMATRIX_WARM_IMPORTS", imports.join(","));
+    }
+    cmd
+}
+
 /// Starts a parent: `clock_vars(address, token)` are the shims' variables
 /// for its channel; `welcome` is the clock it reads during its imports;
 /// `imports` the system's own `FAULTMATRIX_WARM_IMPORTS`, to which what
@@ -273,33 +310,17 @@ pub fn start(
     let theirs2 = theirs
         .try_clone()
         .map_err(|e| format!("cannot make a warm parent's output pipe: {e}"))?;
-    let mut cmd = Command::new(&key.argv[0]);
-    cmd.args(&key.argv[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
-        .stderr(Stdio::from(std::os::fd::OwnedFd::from(theirs2)));
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
-    }
-    if let Some(c) = &key.cwd {
-        cmd.current_dir(c);
-    }
-    for (k, v) in &key.env {
-        cmd.env(k, v);
-    }
-    for (k, v) in clock_vars(&addr, &token) {
-        cmd.env(k, v);
-    }
-    cmd.env("FAULTMATRIX_WARM", "1");
     // What earlier rows of this key imported, with the system's own list.
     let preloaded = learned(&key);
     let mut imports: Vec<String> = imports.into_iter().collect();
     imports.extend(preloaded.iter().cloned());
-    if !imports.is_empty() {
-        cmd.env("FAULTMATRIX_WARM_IMPORTS", imports.join(","));
-    }
+    let mut cmd = warm_command(
+        &key,
+        clock_vars(&addr, &token),
+        Stdio::from(std::os::fd::OwnedFd::from(theirs)),
+        Stdio::from(std::os::fd::OwnedFd::from(theirs2)),
+        &imports,
+    );
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start a warm parent `{}`: {e}", key.argv.join(" ")))?;
