@@ -161,18 +161,21 @@ function install() {
     send(msg);
   }
 
+  // One line of the runner's channel: a JSON message, or the shim fails.
+  function parseLine(line) {
+    try {
+      return JSON.parse(line);
+    } catch (_) {
+      return fail(`the runner sent a line that is not JSON: ${line.slice(0, 200)}`);
+    }
+  }
+
   function pump() {
     let i;
     while ((i = inbuf.indexOf('\n')) >= 0) {
       const line = inbuf.slice(0, i);
       inbuf = inbuf.slice(i + 1);
-      let msg;
-      try {
-        msg = JSON.parse(line);
-      } catch (_) {
-        fail(`the runner sent a line that is not JSON: ${line.slice(0, 200)}`);
-      }
-      onMessage(msg);
+      onMessage(parseLine(line));
     }
   }
 
@@ -979,14 +982,8 @@ function install() {
       buf += chunk;
       let i;
       while (!spawned && (i = buf.indexOf('\n')) >= 0) {
-        const text = buf.slice(0, i);
+        const msg = parseLine(buf.slice(0, i));
         buf = buf.slice(i + 1);
-        let msg;
-        try {
-          msg = JSON.parse(text);
-        } catch (_) {
-          fail(`the runner sent a line that is not JSON: ${text.slice(0, 200)}`);
-        }
         if (!welcomed) {
           if (msg.op !== 'welcome') fail(`expected welcome from the runner, got ${msg.op}`);
           welcomed = true;
