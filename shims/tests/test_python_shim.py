@@ -13,7 +13,7 @@ import threading
 import time
 import unittest
 
-from support import OK, SHIMS, RunnerCase, plain_python, write_script
+from support import OK, SHIMS, RunnerCase, plain_python, require, sdk_python, write_script
 
 PY = plain_python()
 WALL0 = 784_111_777  # the default virtual wall start (Sun, 06 Nov 1994 08:49:37 GMT)
@@ -472,6 +472,69 @@ class WarmMode(RunnerCase):
         self.assertEqual(res.exit_code, 1)
         self.assertIn("RuntimeError: boom", res.stderr)
         self.assertIn("client.py", res.stderr)
+
+
+class WarmPydanticModels(RunnerCase):
+    """A warm child reports the pydantic models it built (`exit.imported`,
+    as `module:qualname`), and its parent builds them for the next rows
+    (faultmatrix_clock/_warm_models.py)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.python = require(sdk_python(), "pydantic (the SDK venv, .venv-shims)")
+        cls.tmp = tempfile.mkdtemp(prefix="fm-warm-models-")
+        site = os.path.join(cls.tmp, "lib", "site-packages")  # a module from outside the program
+        os.makedirs(site)
+        models = """
+            from typing import Generic, TypeVar
+            from pydantic import BaseModel, ConfigDict
+            T = TypeVar("T")
+            class Deferred(BaseModel):
+                model_config = ConfigDict(defer_build=True)
+            class Inner(Deferred):
+                x: int
+            class Outer(Deferred):
+                inner: Inner
+            class Box(Deferred, Generic[T]):
+                item: T
+            class Unused(Deferred):
+                y: str
+            """
+        write_script(site, "fm_models_test.py", models)
+        write_script(cls.tmp, "localmodels.py", models)  # the program's own: never reported
+        write_script(cls.tmp, "client.py", """
+            import json
+            import fm_models_test as m
+            import localmodels
+            def built(mod, name):
+                return bool(getattr(mod, name).__dict__.get("__pydantic_complete__"))
+            names = ("Inner", "Outer", "Unused")
+            before = {n: built(m, n) for n in names}
+            before["local Outer"] = built(localmodels, "Outer")
+            before["Box[Inner]"] = bool(m.Box[m.Inner].__pydantic_complete__)
+            m.Outer.model_validate({"inner": {"x": 1}})
+            m.Box[m.Inner].model_validate({"item": {"x": 2}})
+            localmodels.Outer.model_validate({"inner": {"x": 3}})
+            print(json.dumps({"outcome": "success", "before": before}))
+            """)
+        env = {"PYTHONPATH": site}
+        cls.ready = cls.runner.start_warm([cls.python, "client.py"], env=env, cwd=cls.tmp)
+
+    def test_models_one_row_built_are_built_by_the_parent_for_the_next(self):
+        first = self.row([], {}, warm=True, name="first")
+        self.assertClean(first)
+        self.assertEqual(first.result["before"], {"Inner": False, "Outer": False, "Unused": False,
+                                                  "local Outer": False, "Box[Inner]": False})
+        learned = {n for n in self.runner.learned if ":" in n}
+        self.assertEqual(learned, {"fm_models_test:Inner", "fm_models_test:Outer", "fm_models_test:Box",
+                                   "fm_models_test:Box[fm_models_test:Inner]"})
+        second = self.row([], {}, warm=True, name="second")
+        self.assertClean(second)
+        # Built in the parent before this fork; the unused one and the
+        # program's own stay deferred, as they would in a fresh process.
+        self.assertEqual(second.result["before"], {"Inner": True, "Outer": True, "Unused": False,
+                                                   "local Outer": False, "Box[Inner]": True})
 
 
 class WaitingForTheMachine(unittest.TestCase):

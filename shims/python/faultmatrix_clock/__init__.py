@@ -17,7 +17,7 @@ import atexit
 import os
 import sys
 
-from . import _channel, _clock, _lazy_ca, _patch_asyncio, _patch_socket, _patch_time, _watchdog
+from . import _channel, _clock, _lazy_ca, _patch_asyncio, _patch_socket, _patch_time, _warm_models, _watchdog
 from ._clock import CLOCK, PROTOCOL_VERSIONS, SHIM_VERSION
 
 __all__ = ["CLOCK", "PROTOCOL_VERSIONS", "SHIM_VERSION", "activate_from_environment"]
@@ -34,22 +34,28 @@ def install_patches():
     _lazy_ca.install()
 
 
+def _outside_program(name, cwd=None):
+    """The module `name` is loaded from the standard library or
+    site-packages (never the program's own: a warm parent does not load it)."""
+    module = sys.modules.get(name)
+    if module is None or name.startswith("_faultmatrix"):
+        return False
+    origin = getattr(module, "__file__", None) or ""
+    stdlib = origin.startswith(sys.base_prefix) and not origin.startswith(cwd or os.getcwd())
+    return bool(origin) and ("site-packages" in origin or stdlib)
+
+
 def _imported_since_start():
-    """Modules this row imported that a warm parent could import for the
-    next rows: from the standard library and site-packages only."""
+    """What a warm parent could load for the next rows: the modules this row
+    imported, from the standard library and site-packages only, then the
+    pydantic models it built (`module:qualname`, see `_warm_models`)."""
     if _baseline_modules is None:
         return []
-    out = []
     cwd = os.getcwd()
-    for name, module in list(sys.modules.items()):
-        if name in _baseline_modules or module is None or name.startswith("_faultmatrix"):
-            continue
-        origin = getattr(module, "__file__", None) or ""
-        stdlib = origin.startswith(sys.base_prefix) and not origin.startswith(cwd)
-        if not origin or not ("site-packages" in origin or stdlib):
-            continue
-        out.append(name)
-    return sorted(out)
+    out = sorted(
+        name for name in list(sys.modules) if name not in _baseline_modules and _outside_program(name, cwd)
+    )
+    return out + _warm_models.built(lambda name: _outside_program(name, cwd))
 
 
 def _at_exit():

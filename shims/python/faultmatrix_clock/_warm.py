@@ -33,7 +33,7 @@ import socket
 import sys
 import traceback
 
-from . import _channel, _run_main
+from . import _channel, _run_main, _warm_models
 from ._clock import CLOCK, REAL
 
 
@@ -85,7 +85,8 @@ def preload(names):
     if script:
         local_dirs.append(os.path.dirname(os.path.abspath(script)))
         wanted.extend(_script_imports(script))
-    wanted.extend(names)
+    models = [n for n in names if _warm_models.is_model_ref(n)]
+    wanted.extend(n for n in names if not _warm_models.is_model_ref(n))
     done, failed = [], []
     for name in dict.fromkeys(wanted):
         if name in sys.modules:
@@ -99,6 +100,7 @@ def preload(names):
             done.append(name)
         except BaseException as err:  # the child will import it and fail as the program would
             failed.append(f"{name}: {type(err).__name__}: {err}")
+    done.extend(ref for ref in models if _warm_models.prepare(ref))
     return done, failed
 
 
@@ -172,6 +174,7 @@ def _become_row(msg, address, wake_r, wake_w):
     _attach(address, token, "stdout", 1)
     _attach(address, token, "stderr", 2)
     activate_row(address, token)
+    _warm_models.record()
 
 
 def serve(address, token, after_patches=None):
@@ -263,13 +266,18 @@ def serve(address, token, after_patches=None):
             elif op == "preload":
                 # Modules earlier rows imported (their `exit.imported`): the
                 # next children start with them loaded.
+                # Then the pydantic models they built (`_warm_models`).
                 before = len(sys.modules)
-                for name in msg.get("modules") or []:
-                    if name not in sys.modules:
+                names = msg.get("modules") or []
+                for name in names:
+                    if name not in sys.modules and not _warm_models.is_model_ref(name):
                         try:
                             importlib.import_module(name)
                         except BaseException:
                             pass
+                for name in names:
+                    if _warm_models.is_model_ref(name):
+                        _warm_models.prepare(name)
                 channel.send({"op": "preloaded", "modules": len(sys.modules) - before})
             elif op == "shutdown":
                 shutdown()
