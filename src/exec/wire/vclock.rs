@@ -1661,6 +1661,7 @@ pub async fn run_row_stats(
     let mut spare_wait: Option<tokio::task::JoinHandle<std::io::Result<std::process::ExitStatus>>> =
         None;
     let mut spare_key = None;
+    let mut next_spare: Option<NextSpare> = None;
     let node_spare = spec.warm
         && spec
             .argv
@@ -1681,7 +1682,8 @@ pub async fn run_row_stats(
         )
         .await
         {
-            Ok((taken, key)) => {
+            Ok((taken, key, next)) => {
+                next_spare = Some(next);
                 parent_time = t0.elapsed();
                 r.pid = Some(taken.child.id());
                 r.stdout = Output::new(Some(taken.stdout));
@@ -1901,13 +1903,21 @@ pub async fn run_row_stats(
         }
     }
     let loop_end = Instant::now();
+    if let Some(next) = next_spare.take() {
+        next();
+    }
     acceptor.abort();
     if let Some(p) = warm_run.as_ref().and_then(|w| w.parent.as_ref()) {
         // What the parent wrote while it served this row (a child's
         // traceback before it attached its own streams, the parent's own
         // last words): part of the row's stderr, so its failure shows it.
-        let clean =
-            r.ending.is_none() && r.failures.is_empty() && status.is_some_and(|s| s.success());
+        // A child that reached the shim's `exit` had attached its own
+        // streams and ran its program to the end (an error exit status
+        // included): the parent has nothing more of it to say, so only
+        // another ending waits (up to 100 ms of quiet) for its last lines.
+        let clean = r.ending.is_none()
+            && r.failures.is_empty()
+            && (status.is_some_and(|s| s.success()) || r.exit_real.is_some());
         if !clean {
             p.said.settle(Duration::from_secs(1));
         }
@@ -2254,8 +2264,9 @@ fn row_env(
     Ok(child_env)
 }
 
-/// Takes (or starts) a spare Node process for the command, starts the
-/// next one in the background, and hands the row to it.
+/// Takes (or starts) a spare Node process for the command and hands the
+/// row to it; the returned [`NextSpare`] starts the next one in the
+/// background.
 #[allow(clippy::too_many_arguments)]
 async fn take_spare(
     matrix: &Matrix,
@@ -2267,7 +2278,7 @@ async fn take_spare(
     request_id: &str,
     control_addr: &str,
     r: &RowRun<'_>,
-) -> Result<(super::spare::Taken, super::warm::Key), String> {
+) -> Result<(super::spare::Taken, super::warm::Key, NextSpare), String> {
     let key = super::warm::Key {
         argv: command::expand_argv(spec, env)?,
         cwd: spec.cwd.clone(),
@@ -2298,8 +2309,14 @@ async fn take_spare(
         .await
         .map_err(|e| format!("starting a spare process failed: {e}"))??
     };
-    // The next row's spare starts now, while this row runs.
-    super::spare::start_in_background(key.clone(), vars, welcome, self::token());
+    // The next row's spare starts when this row's process is done (the
+    // caller calls `next`): started now, its start-up (a Node process
+    // compiling and requiring the SDK) would compete for the machine with
+    // this row's own real time.
+    let next: NextSpare = {
+        let key = key.clone();
+        Box::new(move || super::spare::start_in_background(key, vars, welcome, self::token()))
+    };
     let child_env = row_env(
         matrix,
         row,
@@ -2316,8 +2333,11 @@ async fn take_spare(
         tokio::task::spawn_blocking(move || super::spare::hand_over(spare, &id, &child_env))
             .await
             .map_err(|e| format!("handing the row to a spare process failed: {e}"))??;
-    Ok((taken, key))
+    Ok((taken, key, next))
 }
+
+/// Starts the spare for the command's next row (see [`take_spare`]).
+type NextSpare = Box<dyn FnOnce() + Send>;
 
 /// The virtual time the last JSON line on stdout was read.
 fn json_time(out: &Output) -> Option<u64> {
