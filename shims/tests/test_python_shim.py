@@ -4,6 +4,7 @@ lines of standard library run through the fake runner."""
 import errno
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -520,6 +521,11 @@ class WarmPydanticModels(RunnerCase):
             """)
         env = {"PYTHONPATH": site}
         cls.ready = cls.runner.start_warm([cls.python, "client.py"], env=env, cwd=cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_models_one_row_built_are_built_by_the_parent_for_the_next(self):
         first = self.row([], {}, warm=True, name="first")
