@@ -919,3 +919,37 @@ async fn connections_beyond_the_cap_get_503_until_one_closes() {
     assert_eq!(report.calls.len(), 1);
     assert!(report.rejected >= 1);
 }
+
+#[tokio::test]
+async fn all_ended_waits_for_a_call_to_end_and_gives_up_at_its_bound() {
+    let mut slow = status(200, "{}");
+    slow.latency = Duration::from_secs(60);
+    let server = FixtureServer::start(&script("A", vec![slow]), 100)
+        .await
+        .unwrap();
+    assert!(server.all_ended(Duration::ZERO).await, "no call yet");
+    let addr = server.listeners()[0].addr;
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+        .await
+        .unwrap();
+    // The server has the call and holds it for its latency.
+    for _ in 0..200 {
+        if !server.calls().is_empty() {
+            break;
+        }
+        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(server.calls().len(), 1);
+    assert!(
+        !server.all_ended(Duration::from_millis(50)).await,
+        "a call still waiting on its answer has not ended"
+    );
+    // The client goes away: the call ends (abandoned), and all_ended sees it.
+    drop(s);
+    assert!(server.all_ended(Duration::from_secs(10)).await);
+    let report = server.finish(&["A".into()]);
+    assert_eq!(report.calls.len(), 1);
+    assert!(report.calls[0].ended.is_some());
+}

@@ -491,12 +491,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) ->
         let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
     }
     // Let the server see the client's sockets close.
-    for _ in 0..40 {
-        if server.calls().iter().all(|c| c.ended.is_some()) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    server.all_ended(Duration::from_millis(200)).await;
     let (stdout, json_at) = tokio::time::timeout(Duration::from_secs(2), out)
         .await
         .ok()

@@ -158,6 +158,8 @@ struct Shared {
     start: Instant,
     state: Mutex<State>,
     abort: Notify,
+    /// Woken whenever a call ends (see [`Server::all_ended`]).
+    ended: Notify,
     log: bool,
     create: bool,
     limits: Limits,
@@ -196,6 +198,7 @@ impl Shared {
         if c.ended.is_none() {
             c.ended = Some(now);
             c.outcome = outcome;
+            self.ended.notify_waiters();
         }
         if self.log {
             eprintln!(
@@ -284,6 +287,7 @@ impl FixtureServer {
                 rejected: 0,
             }),
             abort: Notify::new(),
+            ended: Notify::new(),
             log: options.log,
             create: options.create,
             limits,
@@ -360,6 +364,25 @@ impl FixtureServer {
     /// (see [`ConnectGate`]).
     pub fn gate(&self) -> ConnectGate {
         ConnectGate(self.shared.clone())
+    }
+
+    /// Waits (up to `bound` of real time) until every call so far has
+    /// ended: the server's connection tasks see a closed socket as soon as
+    /// they run, so this returns once they have, not at a polling tick.
+    /// Whether they all had.
+    pub async fn all_ended(&self, bound: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + bound;
+        loop {
+            let notified = self.shared.ended.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.shared.lock().calls.iter().all(|c| c.ended.is_some()) {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return false;
+            }
+        }
     }
 
     /// A snapshot of the calls so far.
