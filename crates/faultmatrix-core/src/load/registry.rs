@@ -108,13 +108,17 @@ pub fn registry_from_text(display: &str, text: &str) -> Result<Registry, FileErr
     cx.finish(reg)
 }
 
+/// A fixture and where its `recovers_after` is written (a path: its
+/// position is found only when an error needs it). `line`: the fixture's
+/// line when the caller knows it ([`plain_keys`]), else it is looked up.
 fn registry_fixture(
     cx: &mut Ctx<'_>,
     name: &str,
     value: &Value,
     fp: &[Seg],
     empty: &Registry,
-) -> Option<(Fixture, Option<Pos>)> {
+    line: Option<usize>,
+) -> Option<(Fixture, Option<Vec<Seg>>)> {
     let re = match yaml::from_value::<RawEntry>(value, fp) {
         Err(e) => {
             cx.yaml_error(e);
@@ -122,6 +126,18 @@ fn registry_fixture(
         }
         Ok(re) => re,
     };
+    fixture_from_raw(cx, name, &re, fp, empty, line)
+}
+
+/// [`registry_fixture`] once the fixture is deserialized.
+fn fixture_from_raw(
+    cx: &mut Ctx<'_>,
+    name: &str,
+    re: &RawEntry,
+    fp: &[Seg],
+    empty: &Registry,
+    line: Option<usize>,
+) -> Option<(Fixture, Option<Vec<Seg>>)> {
     if re.repeat.is_some() {
         cx.error(
             &child(fp, key("repeat")),
@@ -136,11 +152,14 @@ fn registry_fixture(
             );
             None
         }
-        Some(_) => Some(cx.key_pos(&child(fp, key("recovers_after")))),
+        Some(_) => Some(child(fp, key("recovers_after"))),
         None => None,
     };
-    let line = cx.key_pos(fp).line;
-    let mut e = entry_from_raw(cx, &re, fp, empty, true)?;
+    let line = match line {
+        Some(l) => l,
+        None => cx.key_pos(fp).line,
+    };
+    let mut e = entry_from_raw(cx, re, fp, empty, true)?;
     e.label = name.to_string();
     Some((
         Fixture {
@@ -180,7 +199,7 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
     let empty = Registry::new(Vec::new(), display);
     let mut codes: Vec<Code> = Vec::new();
     // Where each code's `recovers_after` is written, for the terminal check.
-    let mut recovers_at: Vec<Option<Pos>> = Vec::new();
+    let mut recovers_at: Vec<Option<Vec<Seg>>> = Vec::new();
     let mut seen = HashSet::new();
     for (k, v) in &raw.codes {
         let Some(name) = k.as_str() else {
@@ -275,7 +294,7 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
             None => (None, None),
             Some(fv) => {
                 let fp = child(&path, key("fixture"));
-                match registry_fixture(cx, name, fv, &fp, &empty) {
+                match registry_fixture(cx, name, fv, &fp, &empty, None) {
                     Some((f, rp)) => (Some(f), rp),
                     None => (None, None),
                 }
@@ -307,9 +326,11 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
     // A terminal code never recovers.
     for (c, rpos) in codes.iter().zip(&recovers_at) {
         let recovers = c.fixture.as_ref().and_then(|f| f.recovers_after);
-        if let (Some(n), Some(pos), true) = (recovers, rpos, c.retryable_declared && !c.retryable) {
+        if let (Some(n), Some(path), true) = (recovers, rpos, c.retryable_declared && !c.retryable)
+        {
+            let pos = cx.key_pos(path);
             cx.error_at(
-                *pos,
+                pos,
                 format!(
                     "terminal code `{}` is configured to recover after {n} failing call{}",
                     c.name,
@@ -333,10 +354,10 @@ fn fixtures_section(
     cx: &mut Ctx<'_>,
     fixtures: &serde_yaml::Mapping,
     codes: &mut [Code],
-    recovers_at: &mut [Option<Pos>],
+    recovers_at: &mut [Option<Vec<Seg>>],
     empty: &Registry,
 ) -> Vec<crate::model::registry::StrayFixture> {
-    let mut stray_fixtures = Vec::new();
+    let mut parsed = Vec::with_capacity(fixtures.len());
     for (k, v) in fixtures {
         let Some(name) = k.as_str() else {
             cx.error(
@@ -346,9 +367,25 @@ fn fixtures_section(
             continue;
         };
         let fp = vec![key("fixtures"), key(name)];
-        let Some((mut f, rpos)) = registry_fixture(cx, name, v, &fp, empty) else {
-            continue;
-        };
+        if let Some(f) = registry_fixture(cx, name, v, &fp, empty, None) {
+            parsed.push((name, fp, f));
+        }
+    }
+    join_fixtures(cx, parsed, codes, recovers_at)
+}
+
+/// Each fixture of the `fixtures:` section joins its code; fixtures naming
+/// no code are returned as strays.
+type Parsed<'n> = Vec<(&'n str, Vec<Seg>, (Fixture, Option<Vec<Seg>>))>;
+
+fn join_fixtures(
+    cx: &mut Ctx<'_>,
+    parsed: Parsed<'_>,
+    codes: &mut [Code],
+    recovers_at: &mut [Option<Vec<Seg>>],
+) -> Vec<crate::model::registry::StrayFixture> {
+    let mut stray_fixtures = Vec::new();
+    for (name, fp, (mut f, rpos)) in parsed {
         f.inline = false;
         match codes.iter().position(|c| c.name == name) {
             None => stray_fixtures.push(crate::model::registry::StrayFixture {
@@ -374,11 +411,105 @@ fn fixtures_section(
     stray_fixtures
 }
 
+/// The built-in fixtures text, deserialized straight into entries (no
+/// intermediate YAML tree: a third of a one-test process under nextest
+/// went to building and converting it).
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFixtures {
     version: u32,
-    fixtures: serde_yaml::Mapping,
+    fixtures: Ordered,
+}
+
+/// A mapping of fixtures by code name, in the text's order.
+struct Ordered(Vec<(String, RawEntry)>);
+
+impl<'de> serde::Deserialize<'de> for Ordered {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("fixtures keyed by code name")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Ordered, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = m.next_entry::<String, RawEntry>()? {
+                    out.push(entry);
+                }
+                Ok(Ordered(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The lines (1-based) of the keys directly under the top-level key
+/// `section` of a block-style document, when every one of them is a plain
+/// word written `  NAME:` at the section's first indentation; `None` when
+/// the section is missing or written any other way (the caller then asks
+/// the position index). Keys written twice are left out, so their lines
+/// come from the index.
+fn plain_keys<'t>(
+    text: &'t str,
+    section: &str,
+) -> Option<std::collections::HashMap<&'t str, usize>> {
+    let mut lines = text.lines().enumerate();
+    let head = format!("{section}:");
+    lines.find(|(_, l)| strip_comment(l) == head)?;
+    let mut found: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut twice = Vec::new();
+    let mut indent = None;
+    for (i, l) in lines {
+        let body = strip_comment(l);
+        if body.is_empty() {
+            continue;
+        }
+        let lead = l.len() - l.trim_start_matches(' ').len();
+        if lead == 0 {
+            break;
+        }
+        if l[lead..].starts_with('\t') {
+            return None;
+        }
+        let indent = *indent.get_or_insert(lead);
+        if lead < indent {
+            return None;
+        }
+        if lead > indent {
+            continue;
+        }
+        let rest = &body[lead..];
+        let name = rest.strip_suffix(':').or_else(|| {
+            let (k, v) = rest.split_once(": ")?;
+            (!v.trim().is_empty()).then_some(k)
+        })?;
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return None;
+        }
+        if found.insert(name, i + 1).is_some() {
+            twice.push(name);
+        }
+    }
+    for name in twice {
+        found.remove(name);
+    }
+    Some(found)
+}
+
+/// A line without a trailing `# comment` (one preceded by a space or
+/// starting the line) and trailing spaces. Only used on lines whose keys
+/// are plain words, where `#` cannot be inside a quoted key.
+fn strip_comment(line: &str) -> &str {
+    let cut = if line.trim_start().starts_with('#') {
+        0
+    } else {
+        line.find(" #").unwrap_or(line.len())
+    };
+    line[..cut].trim_end()
 }
 
 /// A registry of given codes whose fixtures come from `text`, a document
@@ -408,7 +539,19 @@ pub fn builtin_registry(codes: &Codes, display: &str, text: &str) -> Result<Regi
             })
             .collect();
         let mut recovers_at = vec![None; list.len()];
-        let stray = fixtures_section(&mut cx, &raw.fixtures, &mut list, &mut recovers_at, &empty);
+        // The built-in text is plain: its fixtures' lines are read from its
+        // lines, not from a position index of the whole document (most of
+        // a one-test process's start-up under nextest).
+        let lines = plain_keys(text, "fixtures");
+        let mut parsed = Vec::with_capacity(raw.fixtures.0.len());
+        for (name, re) in &raw.fixtures.0 {
+            let fp = vec![key("fixtures"), key(name)];
+            let line = lines.as_ref().and_then(|l| l.get(name.as_str()).copied());
+            if let Some(f) = fixture_from_raw(&mut cx, name, re, &fp, &empty, line) {
+                parsed.push((name.as_str(), fp, f));
+            }
+        }
+        let stray = join_fixtures(&mut cx, parsed, &mut list, &mut recovers_at);
         for s in &stray {
             cx.error_at(
                 Pos {
@@ -425,4 +568,81 @@ pub fn builtin_registry(codes: &Codes, display: &str, text: &str) -> Result<Regi
         Some(reg)
     })();
     cx.finish(reg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The built-in fixtures' lines, read from the text's lines, are the
+    /// position index's, fixture by fixture.
+    #[test]
+    fn builtin_fixture_lines_are_the_index_lines() {
+        let text = include_str!("../model/builtin-fixtures.yaml");
+        let plain = plain_keys(text, "fixtures").expect("the built-in text is plain");
+        let index = yaml::Positions::index(text);
+        let reg = builtin();
+        let mut checked = 0;
+        for code in &reg.codes {
+            let Some(f) = &code.fixture else { continue };
+            let want = index.key(&[key("fixtures"), key(&code.name)]).line;
+            assert_eq!(f.line, want, "fixture {}", code.name);
+            assert_eq!(
+                plain.get(code.name.as_str()),
+                Some(&want),
+                "fixture {}",
+                code.name
+            );
+            checked += 1;
+        }
+        assert!(checked >= 5, "only {checked} built-in fixtures");
+        assert_eq!(plain.len(), checked);
+    }
+
+    /// Deserializing the built-in fixtures straight into entries gives what
+    /// the tree-and-convert road of user registries gives.
+    #[test]
+    fn builtin_fixtures_are_what_the_tree_road_reads() {
+        let text = include_str!("../model/builtin-fixtures.yaml");
+        let value = yaml::parse_value(text).unwrap();
+        let fixtures = value.get("fixtures").and_then(Value::as_mapping).unwrap();
+        let mut cx = Ctx::new("built-in registry", text);
+        let empty = Registry::new(Vec::new(), "built-in registry");
+        let reg = builtin();
+        let mut compared = 0;
+        for (k, v) in fixtures {
+            let name = k.as_str().unwrap();
+            let fp = vec![key("fixtures"), key(name)];
+            let (tree, _) = registry_fixture(&mut cx, name, v, &fp, &empty, None).unwrap();
+            let code = reg.codes.iter().find(|c| c.name == name).unwrap();
+            let direct = code.fixture.as_ref().unwrap();
+            assert_eq!(
+                format!("{:?}", direct.entry),
+                format!("{:?}", tree.entry),
+                "{name}"
+            );
+            assert_eq!(direct.recovers_after, tree.recovers_after, "{name}");
+            assert_eq!(direct.line, tree.line, "{name}");
+            compared += 1;
+        }
+        assert!(compared >= 5);
+    }
+
+    #[test]
+    fn plain_keys_leave_other_shapes_to_the_index() {
+        let text = "version: 1\nfixtures:\n  # a comment\n  A:\n    status: 503\n\n  B: {status: 500}  # c\nother:\n  C:\n";
+        let got = plain_keys(text, "fixtures").unwrap();
+        assert_eq!(got.get("A"), Some(&4));
+        assert_eq!(got.get("B"), Some(&7));
+        assert_eq!(got.get("C"), None);
+        // Keys that are not plain words, flow style, tabs: the index.
+        assert!(plain_keys("fixtures:\n  \"A\":\n    status: 1\n", "fixtures").is_none());
+        assert!(plain_keys("fixtures: {A: {status: 1}}\n", "fixtures").is_none());
+        assert!(plain_keys("fixtures:\n    A:\n  B:\n", "fixtures").is_none());
+        assert!(plain_keys("nothing: 1\n", "fixtures").is_none());
+        // A key written twice is not answered from the text.
+        let twice = plain_keys("fixtures:\n  A:\n  A:\n  B:\n", "fixtures").unwrap();
+        assert_eq!(twice.get("A"), None);
+        assert_eq!(twice.get("B"), Some(&4));
+    }
 }
