@@ -172,28 +172,57 @@ wire() {
   done
 }
 
+# Per test: wall of the whole `cargo nextest run` (cargo's start-up
+# included), nextest's own summary time (its run alone), and one test
+# process timed on its own. The floor is nextest running 100 trivial libtest
+# tests (a crate generated under target/perf, no dependencies) in the same
+# run: what any test pays under nextest on this machine, faultmatrix or not.
+nextest_run() { # label dir-to-run-in env... -- args...
+  local label=$1 dir=$2; shift 2
+  local t0 t1 tests secs log="$PWD/$out/nextest-$label.txt"
+  t0=$(date +%s%N)
+  (cd "$dir" && env "$@" > "$log" 2>&1) || true
+  t1=$(date +%s%N)
+  tests=$(grep -cE '^\s+PASS' "$log" || true)
+  secs=$(sed -nE 's/.*Summary \[ *([0-9.]+)s\].*/\1/p' "$log" | tail -1)
+  echo "$label: $tests tests passed; wall $(python3 -c "print(round(($t1 - $t0) / max($tests, 1) / 1e6, 1))") ms/test" \
+    "(cargo included), nextest's run $(python3 -c "print(round(float('${secs:-0}') * 1000 / max($tests, 1), 1))") ms/test"
+}
+
+process_ms() { # command... -> mean wall of 40 runs, ms
+  local t0 t1
+  t0=$(date +%s%N)
+  for _ in $(seq 40); do "$@" > /dev/null 2>&1 || true; done
+  t1=$(date +%s%N)
+  python3 -c "print(round(($t1 - $t0) / 40 / 1e6, 2))"
+}
+
 nextest() {
-  echo "== cargo nextest, debug profile, the 100 rows of one file (wall per test)"
+  echo "== cargo nextest, debug profile, the 100 rows of one file (per test)"
   if ! command -v cargo-nextest > /dev/null; then
     echo "cargo-nextest is not installed"
     return
   fi
-  local dir
+  local dir floor
   dir=$(tree 1 100)
   cargo test --quiet --test matrices --no-run 2> /dev/null
-  local t0 t1
-  t0=$(date +%s%N)
-  FAULTMATRIX_MATRICES="$dir" /usr/bin/time -f "%U %S" -o "$out/nextest-cpu.txt" \
-    cargo nextest run --test matrices --no-fail-fast -j 1 > "$out/nextest.txt" 2>&1 || true
-  t1=$(date +%s%N)
-  local tests cpu
-  tests=$(grep -cE '^\s+PASS' "$out/nextest.txt" || true)
-  cpu=$(awk '{print $1 + $2}' "$out/nextest-cpu.txt")
-  echo "$tests tests passed; wall $(python3 -c "print(round(($t1 - $t0) / max($tests, 1) / 1e6, 1))") ms/test," \
-    "CPU $(python3 -c "print(round($cpu * 1000 / max($tests, 1), 1))") ms/test (cargo's and nextest's own start-up included)"
-  # One test process as nextest starts it, in instructions (callgrind).
-  local bin n
+  floor="$out/nextest-floor"
+  if [ ! -f "$floor/Cargo.toml" ]; then
+    mkdir -p "$floor/src" "$floor/tests"
+    printf '[package]\nname = "nextest-floor"\nversion = "0.1.0"\nedition = "2021"\n\n[workspace]\n' > "$floor/Cargo.toml"
+    : > "$floor/src/lib.rs"
+    python3 -c "print('\n'.join(f'#[test]\nfn t{i}() {{ assert_eq!({i} + 1, {i + 1}); }}' for i in range(100)))" > "$floor/tests/t.rs"
+  fi
+  (cd "$floor" && cargo test --quiet --offline --no-run 2> /dev/null)
+  nextest_run faultmatrix . FAULTMATRIX_MATRICES="$dir" cargo nextest run --test matrices --no-fail-fast -j 1
+  nextest_run floor "$floor" cargo nextest run --offline --no-fail-fast -j 1
+  local bin fbin n
   bin=$(ls -t target/debug/deps/matrices-* | grep -v '\.d$' | awk 'NR == 1')
+  fbin=$(ls -t "$floor"/target/debug/deps/t-* | grep -v '\.d$' | awk 'NR == 1')
+  echo "one test process on its own (mean of 40): faultmatrix" \
+    "$(FAULTMATRIX_MATRICES="$dir" process_ms "$bin" --exact "$dir/m0000.yaml::row 50") ms," \
+    "floor $(process_ms "$fbin" --exact t50) ms"
+  # One test process as nextest starts it, in instructions (callgrind).
   n=$(export FAULTMATRIX_MATRICES="$dir"; ir "$out/cg-nextest.out" "$bin" --exact "$dir/m0000.yaml::row 50")
   echo "one test process (--exact, debug): $(python3 -c "print(f'{$n:,}')") instructions"
 }
