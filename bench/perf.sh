@@ -114,6 +114,7 @@ memory() {
   measure "one 100k-row file: run" "$cli" run --quiet "$(tree 1 100000)"
   measure "one 60k-row file: run" "$cli" run --quiet "$(tree 1 60000)"
   measure "one 60k-row file: list" "$cli" list "$(tree 1 60000)"
+  measure "one 100k-row file: list" "$cli" list "$(tree 1 100000)"
 }
 
 harness() {
@@ -127,6 +128,8 @@ harness() {
   measure "harness, 10k rows" env FAULTMATRIX_MATRICES="$(tree 100 100)" "$harness" --quiet
   measure "harness, 100k rows" env FAULTMATRIX_MATRICES="$(tree 1000 100)" "$harness" --quiet
   measure "harness, 1M rows" env FAULTMATRIX_MATRICES="$(tree 10000 100)" "$harness" --quiet
+  measure "harness, one 100k-row file" env FAULTMATRIX_MATRICES="$(tree 1 100000)" "$harness" --quiet
+  measure "harness, one 100k-row file, --list" env FAULTMATRIX_MATRICES="$(tree 1 100000)" "$harness" --list
 }
 
 # A file of N zero-backoff rows against the reference system; the first

@@ -262,6 +262,10 @@ pub(super) struct LazyFile {
     /// A file loaded in chunks: the row number each chunk ends before, and
     /// how it was chunked.
     chunks: Option<(Vec<u32>, chunked::Sizes)>,
+    /// Held while the file (or a chunk of it) loads: test threads run
+    /// neighbouring rows, so without it each would load the same chunk at
+    /// once (a 100k-row file's harness peak was twice one thread's).
+    loading: Mutex<()>,
 }
 
 impl LazyFile {
@@ -284,6 +288,7 @@ impl LazyFile {
             cache,
             key,
             chunks,
+            loading: Mutex::new(()),
         })
     }
 
@@ -299,6 +304,10 @@ impl LazyFile {
         let key = (self.key, 0);
         if let Some(m) = self.cache.get(key) {
             return Ok(m);
+        }
+        let _loading = crate::base::lock(&self.loading);
+        if let Some(m) = self.cache.get(key) {
+            return Ok(m); // another thread loaded it meanwhile
         }
         let m: Arc<Matrix> = match discover::load_one(&self.found, &self.loader) {
             Loaded::Matrix(m) => Arc::from(m),
@@ -332,6 +341,10 @@ impl LazyFile {
         let key = (self.key, k as u32);
         if let Some(m) = self.cache.get(key) {
             return Ok((m, index - first));
+        }
+        let _loading = crate::base::lock(&self.loading);
+        if let Some(m) = self.cache.get(key) {
+            return Ok((m, index - first)); // another thread loaded it meanwhile
         }
         let m = match chunked::open(&self.found, &self.loader, *sizes) {
             chunked::Opened::Chunks(c) if c.len() == ends.len() => {
@@ -410,6 +423,36 @@ mod tests {
         assert_eq!(crate::base::lock(&cache.inner).len(), 2);
         // Evicted: loaded again, a new matrix.
         assert!(!Arc::ptr_eq(&first, &files[0].matrix().unwrap()));
+    }
+
+    /// Test threads run neighbouring rows: when they ask for the same
+    /// file (or chunk) at once, it is loaded once and shared, not once per
+    /// thread (which doubled a 100k-row file's peak memory).
+    #[test]
+    fn threads_asking_at_once_share_one_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let loader = Arc::new(Loader::new(crate::Systems::new()));
+        for round in 0..20 {
+            let cache = Cache::new(4);
+            let f = file(dir.path(), &format!("f{round}.yaml"), "r");
+            let lazy = LazyFile::new(f, loader.clone(), cache.clone());
+            let start = Arc::new(std::sync::Barrier::new(4));
+            let got: Vec<Arc<Matrix>> = (0..4)
+                .map(|_| {
+                    let (lazy, start) = (lazy.clone(), start.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        lazy.matrix().unwrap()
+                    })
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(|t| t.join().unwrap())
+                .collect();
+            for m in &got[1..] {
+                assert!(Arc::ptr_eq(&got[0], m), "round {round}: loaded twice");
+            }
+        }
     }
 
     #[test]
