@@ -51,6 +51,8 @@ pub(super) struct Listing {
     pub matrix: Option<Arc<Matrix>>,
     /// A file loaded in chunks: the row number each chunk ends before.
     pub chunk_ends: Option<Vec<u32>>,
+    /// And where its chunks are in the file.
+    pub plan: Option<Box<chunked::Plan>>,
 }
 
 /// One row, as listed: 16 bytes, as a million of them are held at once
@@ -93,6 +95,7 @@ pub(super) fn list(
                     coverage: Coverage::new(),
                     matrix: None,
                     chunk_ends: Some(Vec::with_capacity(c.len())),
+                    plan: Some(Box::new(c.plan())),
                 };
                 let mut seen = 0;
                 match c.check(|m| {
@@ -132,6 +135,7 @@ pub(super) fn list(
                 coverage,
                 matrix: keep.then(|| Arc::from(m)),
                 chunk_ends: None,
+                plan: None,
             })
         }
     }
@@ -261,7 +265,7 @@ pub(super) struct LazyFile {
     key: usize,
     /// A file loaded in chunks: the row number each chunk ends before, and
     /// how it was chunked.
-    chunks: Option<(Vec<u32>, chunked::Sizes)>,
+    chunks: Option<(Vec<u32>, chunked::Sizes, Option<chunked::Plan>)>,
     /// Held while the file (or a chunk of it) loads: test threads run
     /// neighbouring rows, so without it each would load the same chunk at
     /// once (a 100k-row file's harness peak was twice one thread's).
@@ -279,7 +283,7 @@ impl LazyFile {
         found: Found,
         loader: Arc<Loader>,
         cache: Cache,
-        chunks: Option<(Vec<u32>, chunked::Sizes)>,
+        chunks: Option<(Vec<u32>, chunked::Sizes, Option<chunked::Plan>)>,
     ) -> Arc<Self> {
         let key = cache.next_key.fetch_add(1, Ordering::Relaxed);
         Arc::new(Self {
@@ -333,7 +337,7 @@ impl LazyFile {
     /// The matrix holding the row listed as `index`, and where the row is
     /// in it: the whole file, or the chunk holding that row.
     pub fn matrix_of(&self, index: u32) -> Result<(Arc<Matrix>, u32), String> {
-        let Some((ends, sizes)) = &self.chunks else {
+        let Some((ends, sizes, plan)) = &self.chunks else {
             return Ok((self.matrix()?, index));
         };
         let k = ends.partition_point(|&end| end <= index);
@@ -346,8 +350,24 @@ impl LazyFile {
         if let Some(m) = self.cache.get(key) {
             return Ok((m, index - first)); // another thread loaded it meanwhile
         }
-        let m = match chunked::open(&self.found, &self.loader, *sizes) {
-            chunked::Opened::Chunks(c) if c.len() == ends.len() => {
+        // The chunk's own bytes when the file is as listed; else the file
+        // is opened again, which says what changed.
+        let planned = plan
+            .as_ref()
+            .and_then(|p| p.load(&self.found, &self.loader, k));
+        let m = match planned {
+            Some(m) => m.map_err(|e| self.changed(&e.to_string()))?,
+            None => self.open_chunk(ends.len(), *sizes, k)?,
+        };
+        let m = Arc::new(m);
+        self.cache.put(key, m.clone());
+        Ok((m, index - first))
+    }
+
+    /// Chunk `k` of the file opened again (read whole and chunked anew).
+    fn open_chunk(&self, listed: usize, sizes: chunked::Sizes, k: usize) -> Result<Matrix, String> {
+        Ok(match chunked::open(&self.found, &self.loader, sizes) {
+            chunked::Opened::Chunks(c) if c.len() == listed => {
                 c.load(k).map_err(|e| self.changed(&e.to_string()))?
             }
             _ => {
@@ -356,10 +376,7 @@ impl LazyFile {
                     self.found.display
                 ))
             }
-        };
-        let m = Arc::new(m);
-        self.cache.put(key, m.clone());
-        Ok((m, index - first))
+        })
     }
 
     /// The row at `at` of `m` (listed as number `listed` of the file) with

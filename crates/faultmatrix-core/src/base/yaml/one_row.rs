@@ -142,6 +142,14 @@ impl Chunks {
     pub fn is_empty(&self) -> bool {
         self.spans.is_empty()
     }
+
+    /// The byte ranges of the text that chunk `k`'s text keeps: the header
+    /// (before the first row), the chunk's rows, and what follows the last
+    /// row (to the end of the text, `len` bytes long).
+    pub fn pieces(&self, k: usize, len: usize) -> [std::ops::Range<usize>; 3] {
+        let (a, b) = self.spans[k];
+        [0..self.first, a..b, self.end..len]
+    }
 }
 
 /// The text with only chunk `k`'s rows kept: every other row's lines are
@@ -149,14 +157,26 @@ impl Chunks {
 /// rows, stays where it was, and positions point into the real file.
 pub fn chunk_text(text: &str, chunks: &Chunks, k: usize) -> String {
     let (a, b) = chunks.spans[k];
+    chunk_text_of(
+        chunks,
+        k,
+        &text[..chunks.first],
+        &text[a..b],
+        &text[chunks.end..],
+    )
+}
+
+/// [`chunk_text`] from the three pieces of the file it keeps, read on
+/// their own ([`Chunks::pieces`]): the header, chunk `k`'s rows and what
+/// follows the rows.
+pub fn chunk_text_of(chunks: &Chunks, k: usize, header: &str, rows: &str, tail: &str) -> String {
     let (before, after) = chunks.blank[k];
-    let mut out =
-        String::with_capacity(chunks.first + before + (b - a) + after + text.len() - chunks.end);
-    out.push_str(&text[..chunks.first]);
+    let mut out = String::with_capacity(header.len() + before + rows.len() + after + tail.len());
+    out.push_str(header);
     newlines(&mut out, before);
-    out.push_str(&text[a..b]);
+    out.push_str(rows);
     newlines(&mut out, after);
-    out.push_str(&text[chunks.end..]);
+    out.push_str(tail);
     out
 }
 
