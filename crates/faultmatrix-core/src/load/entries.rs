@@ -42,7 +42,7 @@ pub(crate) fn script_entries(
                 );
                 return Vec::new();
             }
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
                 let p = child(path, Seg::Index(i));
                 if let Some(e) = entry(cx, item, &p, registry) {
