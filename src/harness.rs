@@ -276,11 +276,10 @@ impl Harness {
                 }
                 lazy::Listed::Matrix(mut listing) => {
                     coverage.merge(std::mem::take(&mut listing.coverage));
-                    let plan = listing.plan.take().map(|p| *p);
-                    let chunks = listing
-                        .chunk_ends
-                        .take()
-                        .map(|ends| (ends, opts.chunks, plan));
+                    let chunks = listing.chunks.take().map(|c| {
+                        let (ends, plan) = *c;
+                        (ends, opts.chunks, plan)
+                    });
                     let file = lazy::LazyFile::with_chunks(
                         found.clone(),
                         loader.clone(),

@@ -348,6 +348,14 @@ mod tests {
         }
     }
 
+    /// Each row's id and where it is written.
+    fn ids(m: &Matrix) -> Vec<(String, String)> {
+        m.rows
+            .iter()
+            .map(|r| (m.row_id(r), m.row_location(r)))
+            .collect()
+    }
+
     #[test]
     fn chunks_hold_every_row_once_where_it_is_written() {
         let dir = tempfile::tempdir().unwrap();
@@ -359,15 +367,10 @@ mod tests {
         let mut seen = Vec::new();
         let checked = c.check(|m| {
             assert_eq!(m.title, "t");
-            seen.extend(m.rows.iter().map(|r| (m.row_id(r), m.row_location(r))));
+            seen.extend(ids(m));
         });
         assert!(matches!(checked, Checked::Valid));
-        let m = whole(&found, &loader).unwrap();
-        let want: Vec<(String, String)> = m
-            .rows
-            .iter()
-            .map(|r| (m.row_id(r), m.row_location(r)))
-            .collect();
+        let want = ids(&whole(&found, &loader).unwrap());
         assert_eq!(seen, want);
         assert_eq!(want[1].1, "big.yaml:17:5");
         // Two rows a chunk; a file at most `above` bytes is loaded whole.
@@ -400,12 +403,6 @@ mod tests {
             let want = c.load(k).unwrap();
             let got = plan.load(&found, &loader, k).expect("planned").unwrap();
             assert_eq!(got.title, "t");
-            let ids = |m: &Matrix| -> Vec<(String, String)> {
-                m.rows
-                    .iter()
-                    .map(|r| (m.row_id(r), m.row_location(r)))
-                    .collect()
-            };
             assert_eq!(ids(&got), ids(&want), "chunk {k}");
             assert_eq!(format!("{:?}", got.rows), format!("{:?}", want.rows));
         }

@@ -49,10 +49,9 @@ pub(super) struct Listing {
     /// The matrix itself, when listing was asked to keep it (`--exact`:
     /// one file, whose trial then does not load it a second time).
     pub matrix: Option<Arc<Matrix>>,
-    /// A file loaded in chunks: the row number each chunk ends before.
-    pub chunk_ends: Option<Vec<u32>>,
-    /// And where its chunks are in the file.
-    pub plan: Option<Box<chunked::Plan>>,
+    /// A file loaded in chunks: the row number each chunk ends before,
+    /// and where its chunks are in the file.
+    pub chunks: Option<Box<(Vec<u32>, chunked::Plan)>>,
 }
 
 /// One row, as listed: 16 bytes, as a million of them are held at once
@@ -94,8 +93,7 @@ pub(super) fn list(
                     program_missing: None,
                     coverage: Coverage::new(),
                     matrix: None,
-                    chunk_ends: Some(Vec::with_capacity(c.len())),
-                    plan: Some(Box::new(c.plan())),
+                    chunks: Some(Box::new((Vec::with_capacity(c.len()), c.plan()))),
                 };
                 let mut seen = 0;
                 match c.check(|m| {
@@ -104,7 +102,7 @@ pub(super) fn list(
                     listing.prefix = id_prefix(m);
                     listed_rows(m, tags, seen, &mut listing.rows, &mut listing.names);
                     seen += m.rows.len() as u32;
-                    listing.chunk_ends.as_mut().unwrap().push(seen);
+                    listing.chunks.as_mut().unwrap().0.push(seen);
                 }) {
                     chunked::Checked::Valid => {
                         listing.names.shrink_to_fit();
@@ -134,8 +132,7 @@ pub(super) fn list(
                 program_missing: super::program_missing(&m, env),
                 coverage,
                 matrix: keep.then(|| Arc::from(m)),
-                chunk_ends: None,
-                plan: None,
+                chunks: None,
             })
         }
     }
@@ -265,7 +262,7 @@ pub(super) struct LazyFile {
     key: usize,
     /// A file loaded in chunks: the row number each chunk ends before, and
     /// how it was chunked.
-    chunks: Option<(Vec<u32>, chunked::Sizes, Option<chunked::Plan>)>,
+    chunks: Option<(Vec<u32>, chunked::Sizes, chunked::Plan)>,
     /// Held while the file (or a chunk of it) loads: test threads run
     /// neighbouring rows, so without it each would load the same chunk at
     /// once (a 100k-row file's harness peak was twice one thread's).
@@ -283,7 +280,7 @@ impl LazyFile {
         found: Found,
         loader: Arc<Loader>,
         cache: Cache,
-        chunks: Option<(Vec<u32>, chunked::Sizes, Option<chunked::Plan>)>,
+        chunks: Option<(Vec<u32>, chunked::Sizes, chunked::Plan)>,
     ) -> Arc<Self> {
         let key = cache.next_key.fetch_add(1, Ordering::Relaxed);
         Arc::new(Self {
@@ -352,10 +349,7 @@ impl LazyFile {
         }
         // The chunk's own bytes when the file is as listed; else the file
         // is opened again, which says what changed.
-        let planned = plan
-            .as_ref()
-            .and_then(|p| p.load(&self.found, &self.loader, k));
-        let m = match planned {
+        let m = match plan.load(&self.found, &self.loader, k) {
             Some(m) => m.map_err(|e| self.changed(&e.to_string()))?,
             None => self.open_chunk(ends.len(), *sizes, k)?,
         };

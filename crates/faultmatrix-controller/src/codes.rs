@@ -5,6 +5,7 @@
 
 use std::collections::HashMap as StdHashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Arc, OnceLock};
 
 /// FNV-1a: the tables are looked up several times per call with short
 /// keys (code names, statuses) that come from the team's own files, so
@@ -33,7 +34,6 @@ impl Hasher for Fnv {
 }
 
 type HashMap<K, V> = StdHashMap<K, V, BuildHasherDefault<Fnv>>;
-use std::sync::{Arc, OnceLock};
 
 /// Body fields consulted for a code, in order, when nothing else is said.
 pub const DEFAULT_BODY_PATHS: [&str; 3] = ["error.code", "error.type", "code"];

@@ -109,15 +109,13 @@ pub fn registry_from_text(display: &str, text: &str) -> Result<Registry, FileErr
 }
 
 /// A fixture and where its `recovers_after` is written (a path: its
-/// position is found only when an error needs it). `line`: the fixture's
-/// line when the caller knows it ([`plain_keys`]), else it is looked up.
+/// position is found only when an error needs it).
 fn registry_fixture(
     cx: &mut Ctx<'_>,
     name: &str,
     value: &Value,
     fp: &[Seg],
     empty: &Registry,
-    line: Option<usize>,
 ) -> Option<(Fixture, Option<Vec<Seg>>)> {
     let re = match yaml::from_value::<RawEntry>(value, fp) {
         Err(e) => {
@@ -126,10 +124,12 @@ fn registry_fixture(
         }
         Ok(re) => re,
     };
-    fixture_from_raw(cx, name, &re, fp, empty, line)
+    fixture_from_raw(cx, name, &re, fp, empty, None)
 }
 
-/// [`registry_fixture`] once the fixture is deserialized.
+/// [`registry_fixture`] once the fixture is deserialized. `line`: the
+/// fixture's line when the caller knows it ([`plain_keys`]), else it is
+/// looked up.
 fn fixture_from_raw(
     cx: &mut Ctx<'_>,
     name: &str,
@@ -294,7 +294,7 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
             None => (None, None),
             Some(fv) => {
                 let fp = child(&path, key("fixture"));
-                match registry_fixture(cx, name, fv, &fp, &empty, None) {
+                match registry_fixture(cx, name, fv, &fp, &empty) {
                     Some((f, rp)) => (Some(f), rp),
                     None => (None, None),
                 }
@@ -367,17 +367,19 @@ fn fixtures_section(
             continue;
         };
         let fp = vec![key("fixtures"), key(name)];
-        if let Some(f) = registry_fixture(cx, name, v, &fp, empty, None) {
+        if let Some(f) = registry_fixture(cx, name, v, &fp, empty) {
             parsed.push((name, fp, f));
         }
     }
     join_fixtures(cx, parsed, codes, recovers_at)
 }
 
-/// Each fixture of the `fixtures:` section joins its code; fixtures naming
-/// no code are returned as strays.
+/// Fixtures as read: each with its name, its path and where its
+/// `recovers_after` is written.
 type Parsed<'n> = Vec<(&'n str, Vec<Seg>, (Fixture, Option<Vec<Seg>>))>;
 
+/// Each fixture of the `fixtures:` section joins its code; fixtures naming
+/// no code are returned as strays.
 fn join_fixtures(
     cx: &mut Ctx<'_>,
     parsed: Parsed<'_>,
@@ -613,7 +615,7 @@ mod tests {
         for (k, v) in fixtures {
             let name = k.as_str().unwrap();
             let fp = vec![key("fixtures"), key(name)];
-            let (tree, _) = registry_fixture(&mut cx, name, v, &fp, &empty, None).unwrap();
+            let (tree, _) = registry_fixture(&mut cx, name, v, &fp, &empty).unwrap();
             let code = reg.codes.iter().find(|c| c.name == name).unwrap();
             let direct = code.fixture.as_ref().unwrap();
             assert_eq!(
