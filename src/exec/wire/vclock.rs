@@ -2282,12 +2282,17 @@ async fn take_spare(
     let key = super::warm::Key {
         argv: command::expand_argv(spec, env)?,
         cwd: spec.cwd.clone(),
-        // What Node reads before the shim runs; the rest of the row's
-        // environment reaches the spare through `spawn.env`.
+        // What Node reads before the shim runs, and what the shim reads
+        // before its row (FAULTMATRIX_NODE_WARM_UP, FAULTMATRIX_NODE_GC);
+        // the rest of the row's environment reaches the spare through
+        // `spawn.env`.
         env: command::system_env(spec, env)?
             .into_iter()
             .filter(|(k, _)| {
-                k.starts_with("NODE_") || k.starts_with("UV_") || k == "FAULTMATRIX_WARM_IMPORTS"
+                k.starts_with("NODE_")
+                    || k.starts_with("UV_")
+                    || k.starts_with("FAULTMATRIX_NODE_")
+                    || k == "FAULTMATRIX_WARM_IMPORTS"
             })
             .collect(),
     };
