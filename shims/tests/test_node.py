@@ -112,6 +112,24 @@ class NodeShim(RunnerCase):
             finally:
                 self.runner.stop_warm()
 
+    def test_a_spare_collects_its_start_up_garbage_before_ready(self):
+        # PROTOCOL.md 8.1: one full collection after the warm-up, before
+        # `ready`, so V8's next major collection does not fall in the row;
+        # FAULTMATRIX_NODE_GC=0 leaves it out. That the program sees no `gc`
+        # is runner-tests/wire/openai-node/spare.yaml (a spare's row).
+        path = write_script(self.tmp, "spare_gc.js", "console.log('{}')")
+        for env, want in (({}, None), ({"FAULTMATRIX_NODE_GC": "0"}, "off")):
+            ready = self.runner.start_warm([self.node, path], env=env, cwd=self.tmp)
+            try:
+                self.assertEqual(ready.get("op"), "ready", ready)
+                self.assertEqual(ready["gc"]["error"], want, ready)
+                if want is None:
+                    self.assertGreater(ready["gc"]["ms"], 0, ready)
+                else:
+                    self.assertEqual(ready["gc"]["ms"], 0, ready)
+            finally:
+                self.runner.stop_warm()
+
     def test_more_draws_than_scripted_fail_the_row(self):
         path = write_script(self.tmp, "draws.js", "console.log(Math.random(), Math.random())")
         res = self.row([self.node, path], jitter=[0.5])
