@@ -15,11 +15,13 @@
 //! | [`row_policy`] | a row's own `policy` keys, merged over the file's |
 //! | [`trace_line`] | the grammar of an expected trace line |
 //! | [`registry`], [`cache`] | registry files, the built-in registry, parsed once per text |
+//! | `builtin` | the built-in registry's fixtures as Rust data |
 //! | [`policy`], [`systems`] | the reference system's `policy:` and systems by name |
 //! | [`command`], [`tape`], [`requests`] | command systems, tapes, request assertions |
 //! | [`schema`] | the JSON Schemas of matrix and registry files |
 
 pub mod built;
+mod builtin;
 pub mod cache;
 pub mod clock;
 pub mod codes;

@@ -11,20 +11,54 @@ use crate::base::diag::FileErrors;
 use crate::base::yaml::{self, Pos, Seg, Value};
 use crate::model::registry::{Code, CodeDef, Codes, Fixture, Registry, StatusMatch};
 
+/// The built-in fixtures' readable form: the built-in registry's `source`,
+/// where its fixtures' lines are read.
+const BUILTIN_TEXT: &str = include_str!("../model/builtin-fixtures.yaml");
+
 /// The built-in registry: the controller's built-in codes
-/// ([`Codes::builtin`]) with their fixtures
-/// (`src/model/builtin-fixtures.yaml`).
+/// ([`Codes::builtin`]) with their fixtures, built from the table in
+/// [`super::builtin`] (`src/model/builtin-fixtures.yaml` is its readable
+/// form, held equal to it by a test).
 pub fn builtin() -> Arc<Registry> {
     static BUILTIN: OnceLock<Arc<Registry>> = OnceLock::new();
     BUILTIN
-        .get_or_init(|| {
-            let text = include_str!("../model/builtin-fixtures.yaml");
-            match builtin_registry(&Codes::builtin(), "built-in registry", text) {
-                Ok(r) => Arc::new(r),
-                Err(e) => panic!("the built-in registry is invalid:\n{e}"),
-            }
-        })
+        .get_or_init(|| Arc::new(builtin_from_table()))
         .clone()
+}
+
+/// [`builtin`] without parsing YAML: the codes are the controller's (its
+/// lookup table shared, not rebuilt), the fixtures and their lines the
+/// table's.
+fn builtin_from_table() -> Registry {
+    let table = Codes::builtin();
+    let mut codes: Vec<Code> = table
+        .codes
+        .iter()
+        .map(|def| Code {
+            def: def.clone(),
+            retryable_declared: true,
+            line: 0,
+            fixture: None,
+        })
+        .collect();
+    for (name, line, entry, recovers_after) in super::builtin::fixtures() {
+        let Some(code) = codes.iter_mut().find(|c| c.name == name) else {
+            panic!("the built-in fixture `{name}` names no built-in code");
+        };
+        code.fixture = Some(Fixture {
+            entry,
+            recovers_after,
+            line,
+            inline: false,
+        });
+    }
+    Registry {
+        codes,
+        origin: table.origin.clone(),
+        table,
+        source: Some(Arc::from(BUILTIN_TEXT)),
+        ..Registry::default()
+    }
 }
 
 #[derive(serde::Deserialize)]
@@ -413,9 +447,8 @@ fn join_fixtures(
     stray_fixtures
 }
 
-/// The built-in fixtures text, deserialized straight into entries (no
-/// intermediate YAML tree: a third of a one-test process under nextest
-/// went to building and converting it).
+/// A fixtures text ([`builtin_registry`]), deserialized straight into
+/// entries, with no intermediate YAML tree.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFixtures {
@@ -515,7 +548,9 @@ fn strip_comment(line: &str) -> &str {
 }
 
 /// A registry of given codes whose fixtures come from `text`, a document
-/// with `version: 1` and a `fixtures:` section (the built-in registry).
+/// with `version: 1` and a `fixtures:` section, validated as a registry
+/// file is (`builtin-fixtures.yaml` read this way is what [`builtin`]
+/// builds from its table, as a test checks).
 pub fn builtin_registry(codes: &Codes, display: &str, text: &str) -> Result<Registry, FileErrors> {
     let mut cx = Ctx::new(display, text);
     let reg = (|| {
@@ -580,7 +615,7 @@ mod tests {
     /// position index's, fixture by fixture.
     #[test]
     fn builtin_fixture_lines_are_the_index_lines() {
-        let text = include_str!("../model/builtin-fixtures.yaml");
+        let text = BUILTIN_TEXT;
         let plain = plain_keys(text, "fixtures").expect("the built-in text is plain");
         let index = yaml::Positions::index(text);
         let reg = builtin();
@@ -605,7 +640,7 @@ mod tests {
     /// the tree-and-convert road of user registries gives.
     #[test]
     fn builtin_fixtures_are_what_the_tree_road_reads() {
-        let text = include_str!("../model/builtin-fixtures.yaml");
+        let text = BUILTIN_TEXT;
         let value = yaml::parse_value(text).unwrap();
         let fixtures = value.get("fixtures").and_then(Value::as_mapping).unwrap();
         let mut cx = Ctx::new("built-in registry", text);
@@ -628,6 +663,52 @@ mod tests {
             compared += 1;
         }
         assert!(compared >= 5);
+    }
+
+    /// The built-in registry is built from a table (no YAML parsed at a
+    /// process's start); the YAML, parsed as any registry text is, gives
+    /// the same registry, fixture by fixture.
+    #[test]
+    fn the_table_is_the_yaml() {
+        let table = builtin();
+        let parsed = builtin_registry(&Codes::builtin(), "built-in registry", BUILTIN_TEXT)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let names = |r: &Registry| r.codes.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&table), names(&parsed));
+        assert_eq!(table.origin, parsed.origin);
+        assert_eq!(format!("{:?}", table.table), format!("{:?}", parsed.table));
+        assert_eq!(table.title, parsed.title);
+        assert_eq!(table.path, parsed.path);
+        assert_eq!(table.source, parsed.source);
+        assert!(table.stray_fixtures.is_empty() && parsed.stray_fixtures.is_empty());
+        let mut with_fixture = 0;
+        for (t, p) in table.codes.iter().zip(&parsed.codes) {
+            let name = &t.name;
+            assert_eq!(format!("{:?}", t.def), format!("{:?}", p.def), "{name}");
+            assert_eq!(t.retryable_declared, p.retryable_declared, "{name}");
+            assert_eq!(t.line, p.line, "{name}");
+            match (&t.fixture, &p.fixture) {
+                (None, None) => {}
+                (Some(t), Some(p)) => {
+                    assert_eq!(
+                        format!("{:?}", t.entry),
+                        format!("{:?}", p.entry),
+                        "fixture {name}: the table in load/builtin.rs differs from builtin-fixtures.yaml"
+                    );
+                    assert_eq!(t.recovers_after, p.recovers_after, "fixture {name}");
+                    assert_eq!(t.line, p.line, "fixture {name}");
+                    assert_ne!(t.line, 0, "fixture {name}");
+                    assert_eq!(t.inline, p.inline, "fixture {name}");
+                    with_fixture += 1;
+                }
+                (t, p) => panic!(
+                    "fixture {name}: in the table {}, in the YAML {}",
+                    t.is_some(),
+                    p.is_some()
+                ),
+            }
+        }
+        assert!(with_fixture >= 20, "only {with_fixture} fixtures");
     }
 
     #[test]
