@@ -50,6 +50,7 @@ use crate::load::systems::{Factory, Systems};
 use crate::load::Loader;
 use crate::model::Matrix;
 
+mod args;
 mod lazy;
 
 /// Builds trials from matrix files and runs them.
@@ -381,7 +382,9 @@ impl Harness {
         // libtest takes several name filters (`cargo test --test m a b`);
         // libtest-mimic's arguments hold one, so the others are kept here.
         let (argv, extra) = split_filters(std::env::args().collect());
-        let mut args = Arguments::from_iter(argv);
+        // The common command lines without building clap's parser (a
+        // one-test process's largest fixed cost under nextest).
+        let mut args = args::parse(&argv).unwrap_or_else(|| Arguments::from_iter(argv));
         let filters = all_filters(&mut args, extra);
         let env = Env::capture();
         let mut this = self;
