@@ -18,7 +18,148 @@ use super::Pos;
 /// The text with every `rows:` item blanked but those whose `name` reads
 /// `name`; `None` when the text is not in the shape this reads, or no item
 /// is named so.
+///
+/// One pass over the lines, reading items and their names as it goes: what
+/// a one-test process under nextest pays for finding its row in the file
+/// (the item-by-item reading, [`row_items`] then each item's name, cost it
+/// four times as much in the debug profile). It reads exactly as that
+/// reading does, which a test checks on every row of the repository's
+/// matrices.
 pub fn only_rows_named(text: &str, name: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut rows_at = None;
+    for (i, l) in lines.iter().enumerate() {
+        if l.as_bytes().first() == Some(&b'r') && l.starts_with("rows:") && l.trim_end() == "rows:"
+        {
+            if rows_at.is_some() {
+                return None;
+            }
+            rows_at = Some(i);
+        }
+    }
+    let start = rows_at? + 1;
+    // The first significant line after `rows:` is the first item's.
+    let mut first = start;
+    let indent = loop {
+        let l = *lines.get(first)?;
+        let sp = spaces(l);
+        if significant(l, sp) {
+            break sp;
+        }
+        first += 1;
+    };
+    let key_col = indent + 2;
+    let mut out = String::with_capacity(text.len());
+    for l in &lines[..first] {
+        out.push_str(l);
+    }
+    // The item being read: its first line, whether its name was read, and
+    // whether it is kept.
+    let mut item: Option<(usize, bool, bool)> = None;
+    let mut kept_any = false;
+    let mut end = lines.len();
+    for (i, l) in lines[first..].iter().enumerate() {
+        let i = first + i;
+        let sp = spaces(l);
+        let b = l.as_bytes();
+        if sp < b.len() && b[sp] == b'\t' {
+            return None;
+        }
+        // Lines deeper than the items' keys say nothing this reads.
+        if sp > key_col || !significant(l, sp) {
+            continue;
+        }
+        if sp == indent && is_item_at(l, indent) {
+            if let Some((a, _, keep)) = item {
+                emit(&mut out, &lines[a..i], keep);
+            }
+            // The name may be on the item's first line (`- name: x`).
+            let (named, keep) = match l.get(key_col..) {
+                None => (true, false),
+                Some(rest) => match rest.strip_prefix("name:") {
+                    Some(v) => (true, names(v, name)),
+                    None => (false, false),
+                },
+            };
+            kept_any |= keep;
+            item = Some((i, named, keep));
+        } else if sp <= indent {
+            end = i;
+            break;
+        } else if sp == key_col {
+            if let Some((_, named @ false, keep)) = item.as_mut() {
+                if let Some(v) = l[key_col..].strip_prefix("name:") {
+                    *named = true;
+                    *keep = names(v, name);
+                    kept_any |= *keep;
+                }
+            }
+        }
+    }
+    let Some((a, _, keep)) = item else {
+        return None; // `rows:` holds no item
+    };
+    if !kept_any {
+        return None;
+    }
+    emit(&mut out, &lines[a..end], keep);
+    for l in &lines[end..] {
+        out.push_str(l);
+    }
+    Some(out)
+}
+
+/// Whether a `name:` key's value `v` (what follows the colon) reads `name`
+/// ([`scalar`]), most values answered by their first bytes: a value that
+/// reads `name` starts with it after its spaces (plain) or after its
+/// opening quote.
+fn names(v: &str, name: &str) -> bool {
+    let b = v.as_bytes();
+    let k = spaces(v);
+    let plain_start = match b.get(k) {
+        Some(&c) if c.is_ascii_graphic() => k + usize::from(c == b'"' || c == b'\''),
+        _ => return scalar(v.trim()) == Some(name), // other spaces or no value
+    };
+    b[plain_start..].starts_with(name.as_bytes()) && scalar(v.trim()) == Some(name)
+}
+
+/// An item's lines: as they are, or blanked (each emptied, its newline kept).
+fn emit(out: &mut String, lines: &[&str], keep: bool) {
+    if keep {
+        for l in lines {
+            out.push_str(l);
+        }
+    } else {
+        let mut n = lines.len();
+        if lines.last().is_some_and(|l| !l.ends_with('\n')) {
+            n -= 1;
+        }
+        newlines(out, n);
+    }
+}
+
+/// Whether a line says something (not blank, not a comment) once its `sp`
+/// leading spaces are skipped.
+fn significant(l: &str, sp: usize) -> bool {
+    let t = &l[sp..];
+    match t.as_bytes().first() {
+        // Most lines: a visible ASCII character first.
+        Some(b) if b.is_ascii_graphic() => *b != b'#',
+        _ => !(t.trim().is_empty() || t.starts_with('#')),
+    }
+}
+
+/// Whether a line indented `indent` starts a sequence item (`- ` or a
+/// lone `-`).
+fn is_item_at(l: &str, indent: usize) -> bool {
+    let t = &l[indent..];
+    t.starts_with("- ") || t.trim_end() == "-"
+}
+
+/// [`only_rows_named`] item by item ([`row_items`], then each item's name):
+/// the reading the one-pass version must equal.
+#[cfg(test)]
+fn only_rows_named_by_items(text: &str, name: &str) -> Option<String> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let (indent, items) = row_items(&lines)?;
     let keep: Vec<bool> = items
@@ -208,20 +349,7 @@ fn row_items(lines: &[&str]) -> Option<(usize, Vec<(usize, usize)>)> {
     let start = rows_at? + 1;
     // A line's leading spaces are counted once (`sp`); what follows them
     // decides the rest, byte by byte on the common ASCII lines.
-    let significant = |l: &str, sp: usize| {
-        let t = &l[sp..];
-        match t.as_bytes().first() {
-            // Most lines: a visible ASCII character first.
-            Some(b) if b.is_ascii_graphic() => *b != b'#',
-            _ => !(t.trim().is_empty() || t.starts_with('#')),
-        }
-    };
-    let is_item = |l: &str, sp: usize, indent: usize| {
-        sp == indent && {
-            let t = &l[indent..];
-            t.starts_with("- ") || t.trim_end() == "-"
-        }
-    };
+    let is_item = |l: &str, sp: usize, indent: usize| sp == indent && is_item_at(l, indent);
     let first = (start..lines.len()).find(|&i| significant(lines[i], spaces(lines[i])))?;
     let indent = spaces(lines[first]);
     if !is_item(lines[first], indent, indent) {
@@ -303,6 +431,75 @@ mod tests {
     use super::*;
 
     const TEXT: &str = "title: t\npolicy:\n  routes: [{ name: A }]\nrows:\n  - name: a\n    inject: { A: [200] }\n    expect: { trace: A1 200 return }\n\n  # a comment\n  - name: 'b c'\n    inject:\n      A: [200]\n    expect:\n      trace: |\n        A1 200 return\n  - inject: { A: [500] }\n    name: \"d\" # why\n    expect: { trace: A1 500 return }\ntail: 1\n";
+
+    /// The one-pass reading equals the item-by-item one: on every row of
+    /// every YAML file of the repository (and a name no row has), and on
+    /// texts in the shapes either reading refuses or reads specially.
+    #[test]
+    fn one_pass_reads_as_item_by_item() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut files = Vec::new();
+        let mut dirs: Vec<std::path::PathBuf> = ["matrices", "runner-tests", "examples", "docs"]
+            .iter()
+            .map(|d| root.join(d))
+            .collect();
+        while let Some(d) = dirs.pop() {
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+                    files.push(p);
+                }
+            }
+        }
+        let mut texts: Vec<(String, String)> = files
+            .iter()
+            .filter_map(|p| Some((p.display().to_string(), std::fs::read_to_string(p).ok()?)))
+            .collect();
+        assert!(texts.len() > 50, "only {} files", texts.len());
+        for (i, t) in [
+            TEXT,
+            "rows:\n  - name: a\n\t  x: 1\n",
+            "rows:\n  -\n    name: a\n  - name: b\n",
+            "rows:\n  -",
+            "rows:\n  - name: a\n  - name: a\n",
+            "rows:\n  - x: 1\n    name: a\n    name: b\n",
+            "rows:\n  - name: \"a\\n\"\n  - name: a # c\n",
+            "rows:\n\n# c\n  - name: a\nrows:\n",
+            "rows:\n# c\n\n",
+            "rows:\n  x: 1\n",
+            "rows:\n  - name: a\n    inject: {}\n x: 1\n  - name: b\n",
+            "rows:\n  - name: a\n      name: b\n    name: c\n",
+            "rows:\n  - name: é\n  - name: a",
+            "rows:\n  - name:\ta\n  - name:  'a'\n  - name: row 50\n  - name: row 5\n  - name:\n  - name: |\n      a\n",
+            "rows:\n  - name: \u{a0}a\n  - name: \"b\" # c\n  - name: 'c' d\n",
+        ]
+        .iter()
+        .enumerate()
+        {
+            texts.push((format!("case {i}"), t.to_string()));
+        }
+        let mut compared = 0;
+        for (file, text) in &texts {
+            let mut names: Vec<&str> = row_names(text)
+                .map(|v| v.into_iter().map(|(_, n)| n).collect())
+                .unwrap_or_default();
+            names.extend(["a", "b", "c", "é", "row 5", "|", "no such row"]);
+            for name in names {
+                assert_eq!(
+                    only_rows_named(text, name),
+                    only_rows_named_by_items(text, name),
+                    "{file}: row `{name}`"
+                );
+                compared += 1;
+            }
+        }
+        assert!(compared > 500, "only {compared} rows compared");
+    }
 
     #[test]
     fn keeps_the_named_row_where_it_was_and_blanks_the_others() {
