@@ -437,7 +437,16 @@ mod tests {
     /// texts in the shapes either reading refuses or reads specially.
     #[test]
     fn one_pass_reads_as_item_by_item() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        // The workspace at run time (cargo and nextest set the package's
+        // directory, remapped for an archive; else the current one).
+        let here = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
+        let root = here
+            .ancestors()
+            .find(|d| d.join("runner-tests").is_dir())
+            .unwrap_or_else(|| panic!("no workspace above {}", here.display()))
+            .to_path_buf();
         let mut files = Vec::new();
         let mut dirs: Vec<std::path::PathBuf> = ["matrices", "runner-tests", "examples", "docs"]
             .iter()
