@@ -31,16 +31,7 @@ pub fn builtin() -> Arc<Registry> {
 /// table's.
 fn builtin_from_table() -> Registry {
     let table = Codes::builtin();
-    let mut codes: Vec<Code> = table
-        .codes
-        .iter()
-        .map(|def| Code {
-            def: def.clone(),
-            retryable_declared: true,
-            line: 0,
-            fixture: None,
-        })
-        .collect();
+    let mut codes = bare_codes(&table);
     for (name, line, entry, recovers_after) in super::builtin::fixtures() {
         let Some(code) = codes.iter_mut().find(|c| c.name == name) else {
             panic!("the built-in fixture `{name}` names no built-in code");
@@ -59,6 +50,21 @@ fn builtin_from_table() -> Registry {
         source: Some(Arc::from(BUILTIN_TEXT)),
         ..Registry::default()
     }
+}
+
+/// Registry codes for given definitions (each says whether it is
+/// retryable), with no line and no fixture yet.
+fn bare_codes(codes: &Codes) -> Vec<Code> {
+    codes
+        .codes
+        .iter()
+        .map(|def| Code {
+            def: def.clone(),
+            retryable_declared: true,
+            line: 0,
+            fixture: None,
+        })
+        .collect()
 }
 
 #[derive(serde::Deserialize)]
@@ -565,16 +571,7 @@ pub fn builtin_registry(codes: &Codes, display: &str, text: &str) -> Result<Regi
             cx.error(&[key("version")], "expected version 1");
         }
         let empty = Registry::new(Vec::new(), display);
-        let mut list: Vec<Code> = codes
-            .codes
-            .iter()
-            .map(|def| Code {
-                def: def.clone(),
-                retryable_declared: true,
-                line: 0,
-                fixture: None,
-            })
-            .collect();
+        let mut list = bare_codes(codes);
         let mut recovers_at = vec![None; list.len()];
         // The built-in text is plain: its fixtures' lines are read from its
         // lines, not from a position index of the whole document (most of
