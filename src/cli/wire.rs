@@ -243,9 +243,13 @@ pub fn client(a: &ClientArgs, systems: &Systems, vars: &Env) -> u8 {
 }
 
 /// The routes the file's `policy` declares, in order (`None` when it
-/// declares none or does not parse).
+/// declares none or does not parse). Read from the text with its rows
+/// blanked when it is in the plain shape: parsing every row again to read
+/// the policy made `--over-http`'s cost a row grow with the file (3.0 ms a
+/// row in a 2,000-row file, 2.05 in a 100-row one).
 fn declared_routes(m: &Matrix) -> Option<Vec<String>> {
-    crate::base::yaml::parse_value(&m.source)
+    let header = crate::base::yaml::one_row::without_rows(&m.source);
+    crate::base::yaml::parse_value(header.as_deref().unwrap_or(&m.source))
         .ok()
         .and_then(|v| v.get("policy").cloned())
         .and_then(|p| crate::load::policy::from_value(&p).ok())

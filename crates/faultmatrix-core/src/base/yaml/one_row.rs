@@ -186,6 +186,25 @@ fn only_rows_named_by_items(text: &str, name: &str) -> Option<String> {
     Some(out)
 }
 
+/// The text with every `rows:` item blanked (lines emptied, positions
+/// kept): what a caller that needs only a file's other keys parses, in
+/// time that does not grow with the rows. `None` when the text is not in
+/// the shape this reads.
+pub fn without_rows(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let (_, items) = row_items(&lines)?;
+    let (first, end) = (items.first()?.0, items.last()?.1);
+    let mut out = String::with_capacity(text.len());
+    for l in &lines[..first] {
+        out.push_str(l);
+    }
+    emit(&mut out, &lines[first..end], false);
+    for l in &lines[end..] {
+        out.push_str(l);
+    }
+    Some(out)
+}
+
 /// Where each `rows:` item's `name` key is written, with the name as it
 /// reads, in item order: what a report needs of a row's position without
 /// indexing the whole file (a second parse). `None` when the text is not in
@@ -508,6 +527,25 @@ mod tests {
             }
         }
         assert!(compared > 500, "only {compared} rows compared");
+    }
+
+    #[test]
+    fn without_rows_keeps_every_other_key_where_it_was() {
+        let t = without_rows(TEXT).unwrap();
+        assert_eq!(t.lines().count(), TEXT.lines().count());
+        let kept: Vec<&str> = t.lines().filter(|l| !l.is_empty()).collect();
+        assert_eq!(
+            kept,
+            [
+                "title: t",
+                "policy:",
+                "  routes: [{ name: A }]",
+                "rows:",
+                "tail: 1"
+            ]
+        );
+        assert!(without_rows("rows: []\n").is_none());
+        assert!(without_rows("title: t\n").is_none());
     }
 
     #[test]
