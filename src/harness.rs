@@ -467,8 +467,14 @@ fn explore_trials(
             let (first, _) = scan.get_or_init(|| ex.scan(&options, true));
             match first.get(&inv.name) {
                 None => Ok(()),
-                Some((index, _)) => {
-                    let f = ex.shrink_found(&inv, options.seed, *index, options.shrink_runs);
+                Some((index, seen)) => {
+                    let f = ex.shrink_found(
+                        &inv,
+                        options.seed,
+                        *index,
+                        options.shrink_runs,
+                        Some(seen),
+                    );
                     Err(Failed::from(format!(
                         "invariant `{}` broken by case {} (seed {}): {}\n\n{}",
                         inv.name, f.index, f.seed, f.violation.message, f.row

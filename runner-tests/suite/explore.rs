@@ -635,6 +635,55 @@ fn backon_adjust_is_caught_by_the_budget_invariant() {
     assert_eq!(v.reference, Some(Ok(())), "{}", found.row);
 }
 
+/// A system that never returns on its first run and returns at once on
+/// every later one: what a real process on a loaded machine can look like.
+struct HangsOnce(std::sync::atomic::AtomicBool);
+
+impl System for HangsOnce {
+    fn run(&self, _ctx: RowContext) -> BoxFuture<'_, SystemResult> {
+        let first = !self.0.swap(true, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async move {
+            if first {
+                std::future::pending::<()>().await;
+            }
+            Ok(Success {
+                route: Some("A".into()),
+                output: None,
+            })
+        })
+    }
+}
+
+/// A case whose break a second run does not reproduce is still reported,
+/// and says what the run that broke it did.
+#[test]
+fn a_break_the_shrink_cannot_repeat_says_what_the_first_run_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut systems = Systems::new();
+    let factory: faultmatrix::system::Factory =
+        Arc::new(|_v, _reg| Ok(Built::new(Arc::new(HangsOnce(Default::default()))).routes(["A"])));
+    systems.register("hangs-once", factory);
+    let policy = "{ routes: [{ name: A, attempts: 2 }] }";
+    let inv = "invariants: [returns]\n";
+    let ex = open(
+        dir.path(),
+        &matrix("hangs-once", policy),
+        Some(inv),
+        &systems,
+    );
+    let found = ex
+        .explore(&options(1, 10, 1))
+        .found
+        .expect("the first run hangs");
+    assert_eq!(found.violation.invariant, "returns", "{}", found.row);
+    let m = &found.violation.message;
+    assert!(m.contains("a run is not deterministic"), "{m}");
+    assert!(
+        m.contains("; the first run: the system was still running at "),
+        "{m}"
+    );
+}
+
 // --------------------------------------------------------------------- CLI
 
 #[test]

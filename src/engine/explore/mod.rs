@@ -373,11 +373,9 @@ impl Explorer {
             .filter(|inv| first.contains_key(&inv.name))
             .cloned()
             .collect();
-        let found = first
-            .values()
-            .next()
-            .map(|(index, _)| *index)
-            .map(|index| self.shrink_any(&targets, opts.seed, index, opts.shrink_runs));
+        let found = first.values().next().map(|(index, seen)| {
+            self.shrink_any(&targets, opts.seed, *index, opts.shrink_runs, Some(seen))
+        });
         Report {
             cases,
             checked: checked.iter().map(|i| i.name.clone()).collect(),
@@ -387,9 +385,17 @@ impl Explorer {
         }
     }
 
-    /// Shrinks case `index` of `seed`, which breaks `inv`, and prints it.
-    pub fn shrink_found(&self, inv: &Invariant, seed: u64, index: u64, budget: u32) -> Found {
-        self.shrink_any(std::slice::from_ref(inv), seed, index, budget)
+    /// Shrinks case `index` of `seed`, which breaks `inv` (`seen`: what the
+    /// scan saw, said if no run breaks it again), and prints it.
+    pub fn shrink_found(
+        &self,
+        inv: &Invariant,
+        seed: u64,
+        index: u64,
+        budget: u32,
+        seen: Option<&Violation>,
+    ) -> Found {
+        self.shrink_any(std::slice::from_ref(inv), seed, index, budget, seen)
     }
 
     /// The first of `targets` a run breaks.
@@ -407,7 +413,17 @@ impl Explorer {
 
     /// Shrinks case `index` of `seed`, which breaks one of `targets`, while
     /// it still breaks one of them, and prints it with the first it breaks.
-    pub fn shrink_any(&self, targets: &[Invariant], seed: u64, index: u64, budget: u32) -> Found {
+    /// `seen`: the violation the scan saw; when the case no longer breaks
+    /// anything (a run that is not deterministic, such as a real process
+    /// on a loaded machine), the message says what that first run did.
+    pub fn shrink_any(
+        &self,
+        targets: &[Invariant],
+        seed: u64,
+        index: u64,
+        budget: u32,
+        seen: Option<&Violation>,
+    ) -> Found {
         let case = self.case(seed, index);
         let obs = self.run(&case);
         let original_calls = obs.calls.len();
@@ -416,13 +432,18 @@ impl Explorer {
             self.first_broken(targets, c, &obs).map(|_| obs.calls.len())
         });
         let obs = self.run(&case);
-        let (i, violation) = self.first_broken(targets, &case, &obs).unwrap_or((
-            0,
-            Violation {
-                invariant: targets.first().map_or(String::new(), |t| t.name.clone()),
-                message: "(the shrunk case no longer breaks it: a run is not deterministic)".into(),
-            },
-        ));
+        let (i, violation) = self.first_broken(targets, &case, &obs).unwrap_or_else(|| {
+            let first = seen.map_or(String::new(), |v| format!("; the first run: {}", v.message));
+            (
+                0,
+                Violation {
+                    invariant: targets.first().map_or(String::new(), |t| t.name.clone()),
+                    message: format!(
+                        "(the shrunk case no longer breaks it: a run is not deterministic{first})"
+                    ),
+                },
+            )
+        });
         let inv = &targets[i.min(targets.len().saturating_sub(1))];
         let row_name = format!("explore {} seed {seed} case {index}", inv.name);
         let row = self.print_row(
