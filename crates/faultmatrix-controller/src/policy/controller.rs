@@ -332,7 +332,15 @@ impl Controller {
                 if reaches(deadline, wait) {
                     return fail(error, "deadline", last_code);
                 }
-                tokio::time::sleep(wait).await;
+                if wait.is_zero() {
+                    // No wait: yield, as a sleep would, without a timer. On
+                    // a real clock tokio rounds every timer up to its next
+                    // millisecond, so `sleep(0)` waited 0-1 ms of wall time
+                    // (most of a zero-backoff row over HTTP).
+                    tokio::task::yield_now().await;
+                } else {
+                    tokio::time::sleep(wait).await;
+                }
             }
         }
         fail(error, "exhausted", last_code)
@@ -557,6 +565,60 @@ mod tests {
             .unwrap();
         assert_eq!(ok.output.as_deref(), Some("Hello"));
         assert_eq!(*seen.lock().unwrap(), ["Hel", "lo"]);
+    }
+
+    #[test]
+    fn a_zero_wait_takes_no_timer() {
+        // Each call takes 0.5 ms of the paused clock. A timer always waits
+        // for tokio's next millisecond tick, so a zero backoff that slept
+        // would round 0.5 ms up to 1 ms (on a real clock: 0-1 ms of wall
+        // time a retry). Without a timer the row's time is its calls'.
+        use std::sync::atomic::{AtomicU32, Ordering};
+        struct HalfMs(AtomicU32);
+        impl Transport for HalfMs {
+            fn call(&self, _: Request) -> BoxFuture<'static, Result<Response, TransportError>> {
+                let status = if self.0.fetch_add(1, Ordering::SeqCst) < 2 {
+                    503
+                } else {
+                    200
+                };
+                Box::pin(async move {
+                    tokio::time::advance(Duration::from_micros(500)).await;
+                    Ok(Response {
+                        status,
+                        headers: vec![],
+                        body: Body::Full(String::new()),
+                    })
+                })
+            }
+        }
+        let policy = Policy {
+            routes: vec![RouteConfig::new("A", 2), RouteConfig::new("B", 2)],
+            backoff: crate::policy::config::Backoff {
+                initial: Duration::ZERO,
+                factor: 2.0,
+                cap: Duration::ZERO,
+                jitter: crate::policy::config::Jitter::None,
+            },
+            ..Policy::default()
+        };
+        let c = Controller::new(policy, Codes::builtin());
+        let t = HalfMs(AtomicU32::new(0));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let (ok, took) = rt.block_on(async {
+            let t0 = Instant::now();
+            let ok = c
+                .execute(Invocation::new(&t, &RequestSpec::default(), "r"))
+                .await;
+            (ok, Instant::now() - t0)
+        });
+        assert_eq!(ok.unwrap().route.as_deref(), Some("B"));
+        assert_eq!(t.0.load(Ordering::SeqCst), 3);
+        assert_eq!(took, Duration::from_micros(1500));
     }
 
     #[test]
