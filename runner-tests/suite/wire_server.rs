@@ -609,6 +609,31 @@ fn over_http_refuses_exactly_the_scripted_attempt() {
     );
 }
 
+/// Plain HTTP needs no certificate: the system's roots are read at the
+/// first TLS handshake, so `run --over-http` works on a machine with none
+/// (here: `SSL_CERT_FILE` and `SSL_CERT_DIR` name nothing, which
+/// rustls-native-certs reads instead of the system's). It failed with
+/// "No CA certificates were loaded from the system" when every client
+/// read them as it was built.
+#[test]
+fn over_http_needs_no_certificate_roots() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::write(
+        dir.path(),
+        "m.yaml",
+        "title: t\npolicy:\n  routes: [{ name: A, attempts: 2 }]\n  backoff: { initial: 0s, factor: 2, cap: 0s }\nrows:\n  - name: retried\n    inject: { A: [503, 200] }\n    expect:\n      trace: |\n        A1 503 UPSTREAM_UNAVAILABLE retry\n        A2 200 return\n      stop: success\n",
+    );
+    let none = dir.path().join("no-roots");
+    let none = none.to_str().unwrap();
+    let (code, out, err) = crate::common::cli_env(
+        dir.path(),
+        &["run", "--over-http", "m.yaml"],
+        &[("SSL_CERT_FILE", none), ("SSL_CERT_DIR", none)],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
+}
+
 #[test]
 fn wire_matrices_validate_against_the_shipped_schema() {
     use faultmatrix::load::schema::{render, Kind};

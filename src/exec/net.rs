@@ -4,7 +4,8 @@
 //! `ring` provider (set on the connection, never installed for the
 //! process, and no TLS feature switched on in anyone's reqwest):
 //! `http://` and `https://`, HTTP/1.1, the system's roots (the platform
-//! verifier) plus the certificates of [`CA_FILE_VAR`], and bounded answers.
+//! verifier, read at the first TLS handshake) plus the certificates of
+//! [`CA_FILE_VAR`], and bounded answers.
 //!
 //! | limit | value | when exceeded |
 //! |---|---|---|
@@ -126,9 +127,11 @@ pub fn client(timeout: Duration, ca_file: Option<&Path>) -> Result<Client, Strin
         }
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier =
-        rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider.clone())
-            .map_err(|e| format!("cannot set up certificate verification: {e}"))?;
+    let verifier = LazyRoots {
+        extra,
+        provider: provider.clone(),
+        verifier: OnceLock::new(),
+    };
     let tls = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("cannot set up TLS: {e}"))?
@@ -152,6 +155,83 @@ pub fn client(timeout: Duration, ca_file: Option<&Path>) -> Result<Client, Strin
     let c = Client { inner, timeout };
     clients.insert(key, c.clone());
     Ok(c)
+}
+
+/// The platform verifier, built at the first TLS handshake: building it
+/// reads and parses every system root (150 files here, about 3 ms), which
+/// a client that only speaks plain HTTP to 127.0.0.1 (`run --over-http`,
+/// `faultmatrix client` against a fixture server) never needs, and which
+/// fails on a machine with no roots at all.
+#[derive(Debug)]
+struct LazyRoots {
+    extra: Vec<rustls::pki_types::CertificateDer<'static>>,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    verifier: OnceLock<Result<rustls_platform_verifier::Verifier, String>>,
+}
+
+impl LazyRoots {
+    fn get(&self) -> Result<&rustls_platform_verifier::Verifier, rustls::Error> {
+        self.verifier
+            .get_or_init(|| {
+                rustls_platform_verifier::Verifier::new_with_extra_roots(
+                    self.extra.iter().cloned(),
+                    self.provider.clone(),
+                )
+                .map_err(|e| format!("cannot set up certificate verification: {e}"))
+            })
+            .as_ref()
+            .map_err(|e| rustls::Error::General(e.clone()))
+    }
+}
+
+impl rustls::client::danger::ServerCertVerifier for LazyRoots {
+    fn verify_server_cert(
+        &self,
+        end_entity: &rustls::pki_types::CertificateDer<'_>,
+        intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        self.get()?
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    // The signatures are checked as the platform verifier checks them on
+    // Linux (webpki with the provider's algorithms), without its roots.
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
 }
 
 /// The CA file named by [`CA_FILE_VAR`] in `env`, if set.
