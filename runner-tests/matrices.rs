@@ -7,8 +7,11 @@
 //! `FAULTMATRIX_MATRICES=DIR` points the harness at another tree (the
 //! benchmark uses it).
 
+#[path = "../src/alloc.rs"]
+mod alloc;
+
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: alloc::MiMalloc = alloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
     let root = std::env::var("FAULTMATRIX_MATRICES").unwrap_or_else(|_| "matrices".into());

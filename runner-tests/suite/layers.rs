@@ -35,6 +35,9 @@ const ROOT: Layers = &[
     ("policy", 9),
     ("system", 9),
     ("transport", 9),
+    // The binary's global allocator (`mod alloc` of src/main.rs and of
+    // runner-tests/matrices.rs; not a module of the library).
+    ("alloc", 9),
 ];
 
 /// One crate's sources.

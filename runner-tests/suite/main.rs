@@ -12,6 +12,7 @@ mod common;
 #[path = "../../crates/test-support/cargo_tree.rs"]
 mod cargo_tree;
 
+mod alloc;
 mod authoring;
 mod bless;
 mod command_output;
