@@ -337,7 +337,7 @@ impl Controller {
                     // a real clock tokio rounds every timer up to its next
                     // millisecond, so `sleep(0)` waited 0-1 ms of wall time
                     // (most of a zero-backoff row over HTTP).
-                    tokio::task::yield_now().await;
+                    yield_once().await;
                 } else {
                     tokio::time::sleep(wait).await;
                 }
@@ -454,6 +454,23 @@ impl Controller {
             }
         }
     }
+}
+
+/// Returns to the executor once, as a sleep would, then goes on: a zero
+/// wait without a timer. (tokio's `task::yield_now` needs its `rt`
+/// feature; this crate asks tokio for `time` only.)
+async fn yield_once() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            std::task::Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+    .await
 }
 
 #[cfg(test)]
