@@ -112,7 +112,7 @@ async fn garbage_requests_get_4xx_and_the_server_keeps_serving() {
     let t = transport(&server);
     let r = t.call(req("A")).await.unwrap();
     assert_eq!(r.status, 200);
-    let report = server.finish(&["A".into()]);
+    let report = server.finish(&["A"]);
     assert_eq!(report.calls.len(), 1);
     assert_eq!(report.rejected as usize, cases.len());
     assert!(report.failures.is_empty(), "{:?}", report.failures);
@@ -214,7 +214,7 @@ async fn every_entry_means_the_same_on_the_wire() {
     let r = t.call(req("A")).await.unwrap();
     assert_eq!((r.status, r.header("retry-after")), (429, Some("1")));
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let report = server.finish(&["A".into()]);
+    let report = server.finish(&["A"]);
     let outcomes: Vec<Outcome> = report.calls.iter().map(|c| c.outcome.clone()).collect();
     assert_eq!(
         outcomes,
@@ -269,7 +269,7 @@ async fn credentials_are_never_recorded_and_extra_calls_are_refused() {
         "the extra call is refused: {text}"
     );
     assert!(text.contains("x-should-retry: false"), "{text}");
-    let report = server.finish(&["A".into()]);
+    let report = server.finish(&["A"]);
     assert_eq!(report.calls.len(), 2);
     let c = &report.calls[0];
     assert_eq!(c.header("idempotency-key"), Some("idem-1"));
@@ -501,7 +501,7 @@ async fn creates_count_records_and_replay_the_committed_answer() {
     let r = t.call(req("A")).await.unwrap();
     assert_eq!(r.status, 201);
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let report = server.finish(&["A".into()]);
+    let report = server.finish(&["A"]);
     assert_eq!(report.records, 2);
     assert!(report.failures.is_empty(), "{:?}", report.failures);
 }
@@ -780,7 +780,7 @@ async fn a_stream_pause_holds_the_next_event_and_a_client_that_gives_up_timed_ou
     read_until(&mut s, "data: one").await;
     drop(s);
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let report = server.finish(&["A".into()]);
+    let report = server.finish(&["A"]);
     let outcomes: Vec<Outcome> = report.calls.iter().map(|c| c.outcome.clone()).collect();
     assert_eq!(outcomes, vec![Outcome::Status(200), Outcome::Timeout]);
 }
@@ -895,7 +895,7 @@ async fn a_head_not_complete_in_time_gets_408_and_idle_sockets_are_closed() {
         "{:?}",
         String::from_utf8_lossy(&buf[..n])
     );
-    let report = server.finish(&["A".into()]);
+    let report = server.finish(&["A"]);
     assert_eq!(
         report.rejected, 1,
         "only the half head was a rejected request"
@@ -940,7 +940,7 @@ async fn connections_beyond_the_cap_get_503_until_one_closes() {
     }
     let served = served.expect("a connection is served after one closed");
     assert!(served.starts_with("HTTP/1.1 200"), "{served:?}");
-    let report = server.finish(&["A".into()]);
+    let report = server.finish(&["A"]);
     assert_eq!(report.calls.len(), 1);
     assert!(report.rejected >= 1);
 }
@@ -974,7 +974,7 @@ async fn all_ended_waits_for_a_call_to_end_and_gives_up_at_its_bound() {
     // The client goes away: the call ends (abandoned), and all_ended sees it.
     drop(s);
     assert!(server.all_ended(Duration::from_secs(10)).await);
-    let report = server.finish(&["A".into()]);
+    let report = server.finish(&["A"]);
     assert_eq!(report.calls.len(), 1);
     assert!(report.calls[0].ended.is_some());
 }

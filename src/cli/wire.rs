@@ -109,7 +109,7 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
         }
         let _ = tokio::signal::ctrl_c().await;
         for (r, s) in &servers {
-            let order: Vec<String> = r.inject().iter().map(|x| x.route.clone()).collect();
+            let order: Vec<&str> = r.inject().iter().map(|x| x.route.as_str()).collect();
             let report = s.finish(&order);
             let mut calls = crate::exec::wire::command::records(&report.calls);
             // Side calls (keyed scripts) are not attempts: not in the trace.

@@ -67,9 +67,22 @@ pub fn row_context(
         jitter: JitterSource::new(&settings.jitter),
         escalations: EscalationSink::default(),
         wall_start,
-        request_body_paths: Arc::from(Vec::new()),
-        side_scripts: Arc::from(Vec::new()),
+        request_body_paths: no_body_paths(),
+        side_scripts: no_side_scripts(),
     }
+}
+
+/// One shared empty list each: most rows have neither, and an `Arc<[T]>`
+/// is an allocation even when empty.
+fn no_body_paths() -> Arc<[crate::base::json_path::JsonPath]> {
+    static EMPTY: std::sync::OnceLock<Arc<[crate::base::json_path::JsonPath]>> =
+        std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Arc::from(Vec::new())).clone()
+}
+
+fn no_side_scripts() -> Arc<[String]> {
+    static EMPTY: std::sync::OnceLock<Arc<[String]>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Arc::from(Vec::new())).clone()
 }
 
 /// Runs a row of a matrix with the process's environment ([`ExecOptions::capture`]).
@@ -160,14 +173,19 @@ async fn run_row_async(
         s.wall
             .unwrap_or_else(crate::load::policy::retry_after::default_wall_start),
     );
-    ctx.request_body_paths = crate::model::requests::body_paths(&row.expect.requests).into();
-    ctx.side_scripts = row
-        .inject()
-        .iter()
-        .filter(|s| s.key().1.is_some())
-        .map(|s| s.route.clone())
-        .collect::<Vec<_>>()
-        .into();
+    let paths = crate::model::requests::body_paths(&row.expect.requests);
+    if !paths.is_empty() {
+        ctx.request_body_paths = paths.into();
+    }
+    if row.inject().iter().any(|s| s.key().1.is_some()) {
+        ctx.side_scripts = row
+            .inject()
+            .iter()
+            .filter(|s| s.key().1.is_some())
+            .map(|s| s.route.clone())
+            .collect::<Vec<_>>()
+            .into();
+    }
     let jitter = ctx.jitter.clone();
     let escalations = ctx.escalations.clone();
     let mut fut = system.run(ctx);
@@ -206,7 +224,7 @@ async fn run_row_async(
             if n == 1 { "" } else { "s" }
         ));
     }
-    let route_order: Vec<String> = row.inject().iter().map(|r| r.route.clone()).collect();
+    let route_order: Vec<&str> = row.inject().iter().map(|r| r.route.as_str()).collect();
     let (report, tape) = match &session {
         Some(session) => {
             let (report, outcome) = session.finish();

@@ -160,16 +160,21 @@ impl Scripted {
     }
 
     /// Ends the row: checks for unused entries and hands over the record.
-    pub fn finish(&self, route_order: &[String]) -> ScriptReport {
+    pub fn finish(&self, route_order: &[&str]) -> ScriptReport {
         let mut st = lock(&self.state);
         let (failures, records) = st.upstream.finish(route_order);
         let mut calls = std::mem::take(&mut st.calls);
         calls.sort_by_key(|c| c.started);
         // Side calls (served from a keyed script) are not attempts: they
         // neither number nor drive the trace's decisions.
-        let (side_calls, calls) = calls
-            .into_iter()
-            .partition(|c| crate::model::split_key(&c.route).1.is_some());
+        // Most rows have none: their calls stay where they are (a call
+        // record is hundreds of bytes, and partitioning moved each).
+        let side = |c: &CallRecord| crate::model::split_key(&c.route).1.is_some();
+        let (side_calls, calls) = if calls.iter().any(side) {
+            calls.into_iter().partition(side)
+        } else {
+            (Vec::new(), calls)
+        };
         ScriptReport {
             calls,
             side_calls,

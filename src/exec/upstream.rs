@@ -420,16 +420,14 @@ impl Upstream {
 
     /// Ends the row: the harness failures, each route's unused entries (in
     /// `route_order`) among them, and the records created.
-    pub fn finish(&mut self, route_order: &[String]) -> (Vec<String>, u32) {
+    pub fn finish(&mut self, route_order: &[&str]) -> (Vec<String>, u32) {
         let mut failures = std::mem::take(&mut self.failures);
-        let mut seen: Vec<&str> = Vec::new();
-        for name in route_order {
+        for (i, &name) in route_order.iter().enumerate() {
             // A keyed script is checked with its route, after the main one.
             let route = split_key(name).0;
-            if seen.contains(&route) {
-                continue;
+            if route_order[..i].iter().any(|n| split_key(n).0 == route) {
+                continue; // seen (a few routes: no set to allocate)
             }
-            seen.push(route);
             if let Some(msg) = self.route(route).and_then(|rs| rs.unused(route)) {
                 failures.push(msg);
             }
@@ -528,7 +526,7 @@ mod tests {
         assert!(up.refuse_connect("A").is_none());
         let (_, n, _, pick) = up.call_at("A", None, false, None);
         assert!(n == 3 && matches!(pick, Pick::Entry(_)));
-        let (failures, _) = up.finish(&["A".into()]);
+        let (failures, _) = up.finish(&["A"]);
         assert!(failures.is_empty(), "{failures:?}");
     }
 
@@ -575,7 +573,7 @@ mod tests {
         assert_eq!((s.as_str(), n), ("A GET /v1/models", 1));
         let (s, n, _, _) = up.call_at("A", Some(("POST", "/v1/chat/completions")), false, None);
         assert_eq!((s.as_str(), n), ("A", 1));
-        let (failures, _) = up.finish(&["A".into()]);
+        let (failures, _) = up.finish(&["A"]);
         assert!(failures.is_empty(), "{failures:?}");
     }
 
@@ -590,7 +588,7 @@ mod tests {
         );
         let (_, _, _, pick) = up.call_at("A", Some(("POST", "/v1/models")), false, None);
         assert!(matches!(pick, Pick::Refused));
-        let (failures, _) = up.finish(&["A GET /v1/models".into()]);
+        let (failures, _) = up.finish(&["A GET /v1/models"]);
         assert!(
             failures[0].contains(
                 "closest was `A GET /v1/models` (method differs: `GET` scripted, `POST` observed)"
@@ -610,7 +608,7 @@ mod tests {
         );
         up.call_at("A", Some(("GET", "/v1/models")), false, None);
         up.call_at("A", Some(("POST", "/v1/chat/completions")), false, None);
-        let (failures, _) = up.finish(&["A".into()]);
+        let (failures, _) = up.finish(&["A"]);
         assert_eq!(failures.len(), 1, "{failures:?}");
         assert!(
             failures[0].ends_with("closest call: `GET /v1/models` (path differs: `/v1/model` scripted), served by route A's main script"),

@@ -502,7 +502,7 @@ async fn run_async(matrix: &Matrix, row: &Row, spec: &CommandSpec, env: &Env) ->
         .ok()
         .and_then(Result::ok)
         .unwrap_or_default();
-    let route_order: Vec<String> = row.inject().iter().map(|r| r.route.clone()).collect();
+    let route_order: Vec<&str> = row.inject().iter().map(|r| r.route.as_str()).collect();
     let report = server.finish(&route_order);
     // The system "returned" when it printed its result (else when it exited).
     let returned_at = match (&ended, json_at) {

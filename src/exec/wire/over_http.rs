@@ -97,7 +97,7 @@ async fn run_async(
     // idle wall time on average).
     drop(fut);
     server.all_ended(Duration::from_millis(200)).await;
-    let route_order: Vec<String> = row.inject().iter().map(|r| r.route.clone()).collect();
+    let route_order: Vec<&str> = row.inject().iter().map(|r| r.route.as_str()).collect();
     let report = server.finish(&route_order);
     let (calls, returned_at) = from_first_call(&report.calls, returned_at);
     let mut failures = report.failures;

@@ -391,7 +391,7 @@ impl FixtureServer {
     }
 
     /// Ends the row: unused entries become failures; hands over the record.
-    pub fn finish(&self, route_order: &[String]) -> WireReport {
+    pub fn finish(&self, route_order: &[&str]) -> WireReport {
         let mut st = self.shared.lock();
         let (failures, records) = st.upstream.finish(route_order);
         let mut calls = std::mem::take(&mut st.calls);

@@ -2018,7 +2018,7 @@ pub async fn run_row_stats(
             ));
         }
     }
-    let route_order: Vec<String> = row.inject().iter().map(|x| x.route.clone()).collect();
+    let route_order: Vec<&str> = row.inject().iter().map(|x| x.route.as_str()).collect();
     let (mut failures, records) = r.upstream.finish(&route_order);
     failures.splice(0..0, r.failures.drain(..));
     let mut calls = std::mem::take(&mut r.calls);
