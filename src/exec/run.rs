@@ -177,14 +177,14 @@ async fn run_row_async(
     if !paths.is_empty() {
         ctx.request_body_paths = paths.into();
     }
-    if row.inject().iter().any(|s| s.key().1.is_some()) {
-        ctx.side_scripts = row
-            .inject()
-            .iter()
-            .filter(|s| s.key().1.is_some())
-            .map(|s| s.route.clone())
-            .collect::<Vec<_>>()
-            .into();
+    let sides: Vec<String> = row
+        .inject()
+        .iter()
+        .filter(|s| s.key().1.is_some())
+        .map(|s| s.route.clone())
+        .collect();
+    if !sides.is_empty() {
+        ctx.side_scripts = sides.into();
     }
     let jitter = ctx.jitter.clone();
     let escalations = ctx.escalations.clone();

@@ -27,27 +27,7 @@ use super::Pos;
 /// matrices.
 pub fn only_rows_named(text: &str, name: &str) -> Option<String> {
     let lines = lines_of(text);
-    let mut rows_at = None;
-    for (i, l) in lines.iter().enumerate() {
-        if l.as_bytes().first() == Some(&b'r') && l.starts_with("rows:") && l.trim_end() == "rows:"
-        {
-            if rows_at.is_some() {
-                return None;
-            }
-            rows_at = Some(i);
-        }
-    }
-    let start = rows_at? + 1;
-    // The first significant line after `rows:` is the first item's.
-    let mut first = start;
-    let indent = loop {
-        let l = *lines.get(first)?;
-        let sp = spaces(l);
-        if significant(l, sp) {
-            break sp;
-        }
-        first += 1;
-    };
+    let (first, indent) = rows_start(&lines)?;
     let key_col = indent + 2;
     let mut out = String::with_capacity(text.len());
     for l in &lines[..first] {
@@ -107,6 +87,31 @@ pub fn only_rows_named(text: &str, name: &str) -> Option<String> {
         out.push_str(l);
     }
     Some(out)
+}
+
+/// The first significant line after the file's one top-level `rows:` (the
+/// first item's, in the plain shape) and its indentation; `None` when
+/// there is no `rows:` line, more than one, or nothing after it.
+fn rows_start(lines: &[&str]) -> Option<(usize, usize)> {
+    let mut rows_at = None;
+    for (i, l) in lines.iter().enumerate() {
+        if l.as_bytes().first() == Some(&b'r') && l.starts_with("rows:") && l.trim_end() == "rows:"
+        {
+            if rows_at.is_some() {
+                return None;
+            }
+            rows_at = Some(i);
+        }
+    }
+    let mut first = rows_at? + 1;
+    loop {
+        let l = *lines.get(first)?;
+        let sp = spaces(l);
+        if significant(l, sp) {
+            return Some((first, sp));
+        }
+        first += 1;
+    }
 }
 
 /// Whether a `name:` key's value `v` (what follows the colon) reads `name`
@@ -215,25 +220,7 @@ pub fn row_names(text: &str) -> Option<Vec<(Pos, &str)>> {
     // (`row_names_by_items`, the tests' reference) cost a row 3,700
     // instructions of its 76,500 in process.
     let lines = lines_of(text);
-    let mut rows_at = None;
-    for (i, l) in lines.iter().enumerate() {
-        if l.as_bytes().first() == Some(&b'r') && l.starts_with("rows:") && l.trim_end() == "rows:"
-        {
-            if rows_at.is_some() {
-                return None;
-            }
-            rows_at = Some(i);
-        }
-    }
-    let mut first = rows_at? + 1;
-    let indent = loop {
-        let l = *lines.get(first)?;
-        let sp = spaces(l);
-        if significant(l, sp) {
-            break sp;
-        }
-        first += 1;
-    };
+    let (first, indent) = rows_start(&lines)?;
     let key_col = indent + 2;
     let mut out = Vec::new();
     // Whether the open item's name was read (true before the first item).
@@ -448,21 +435,10 @@ fn newlines(out: &mut String, mut n: usize) {
 /// The items of the top-level `rows:` block sequence as line ranges
 /// (`[start, end)`), and the column (0-based) of their `- `.
 fn row_items(lines: &[&str]) -> Option<(usize, Vec<(usize, usize)>)> {
-    let mut rows_at = None;
-    for (i, l) in lines.iter().enumerate() {
-        if l.starts_with("rows:") && l.trim_end() == "rows:" {
-            if rows_at.is_some() {
-                return None;
-            }
-            rows_at = Some(i);
-        }
-    }
-    let start = rows_at? + 1;
+    let (first, indent) = rows_start(lines)?;
     // A line's leading spaces are counted once (`sp`); what follows them
     // decides the rest, byte by byte on the common ASCII lines.
     let is_item = |l: &str, sp: usize, indent: usize| sp == indent && is_item_at(l, indent);
-    let first = (start..lines.len()).find(|&i| significant(lines[i], spaces(lines[i])))?;
-    let indent = spaces(lines[first]);
     if !is_item(lines[first], indent, indent) {
         return None;
     }
