@@ -16,6 +16,7 @@
 //! | `fast` | the fast front end (`base::yaml::from_str`) into the typed shape |
 //! | `load` | the whole load: front end and validation into the model |
 //! | `runtime` | building and dropping one paused runtime per row |
+//! | `load-clone` | `load`, then a clone of every loaded row and its drop (minus `load`: the floor for reading a row back from any cache of parsed models, which must allocate what the model owns) |
 
 use std::hint::black_box;
 
@@ -98,6 +99,13 @@ fn main() {
                     .load_text("bench.yaml", &t, None)
                     .expect("the bench text loads");
                 assert_eq!(m.rows.len(), rows);
+            }
+            "load-clone" => {
+                let m = loader
+                    .load_text("bench.yaml", &t, None)
+                    .expect("the bench text loads");
+                let rows = black_box(m.rows.clone());
+                assert_eq!(rows.len(), m.rows.len());
             }
             "runtime" => {
                 for _ in 0..rows {

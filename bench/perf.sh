@@ -86,7 +86,7 @@ frontends() {
   echo "== in-process alternatives (instructions per row, callgrind, 200 rows x 5)"
   local rows=200 rep=5 base
   base=$(ir "$out/fe-text.out" target/release/examples/frontends text $rows $rep)
-  for mode in serde_yaml value-then-typed yaml-rust2-events fast load runtime; do
+  for mode in serde_yaml value-then-typed yaml-rust2-events fast load load-clone runtime; do
     local n
     n=$(ir "$out/fe-$mode.out" target/release/examples/frontends "$mode" $rows $rep)
     echo "$mode: $(per $((n - base)) $((rows * rep)))"

@@ -266,7 +266,7 @@ fn row(def: &Code, case: Case, inject: Vec<RouteScript>, lines: &Lines, expect: 
     settings.budget = lines.at + ATTEMPT_TIMEOUT * (calls + 10) + Duration::from_secs(3600);
     Row {
         name: row_name(&def.name, case),
-        path: vec![Seg::Key("codes".into()), Seg::Key(def.name.clone())],
+        path: vec![Seg::Key("codes".into()), Seg::Key(def.name.as_str().into())],
         ignore: None,
         tags: vec!["generated".into(), def.name.clone()],
         script: Script::Inject(inject),

@@ -307,7 +307,7 @@ pub fn edit(
     let mut text = text.to_string();
     for (p, v) in values {
         let mut at = path.clone();
-        at.extend(p.iter().map(|k| Seg::Key(k.to_string())));
+        at.extend(p.iter().map(|k| Seg::Key((*k).into())));
         text = yaml_edit::set(&text, &at, v)?;
     }
     Ok(text)

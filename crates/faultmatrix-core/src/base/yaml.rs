@@ -43,9 +43,119 @@ pub struct YamlError {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Seg {
     /// A mapping key.
-    Key(String),
+    Key(Key),
     /// A sequence index (0-based).
     Index(usize),
+}
+
+/// A mapping key in a [`Seg`]: a schema's own key (`rows`, `expect`) is
+/// held as a `&'static str`, any other (a route's name) as one shared
+/// allocation, so copying a path allocates nothing. Paths are built for
+/// every node a row's validation visits (an error must name its node):
+/// with `String` keys, copying them cost a row about 17 allocations.
+#[derive(Clone)]
+pub struct Key(KeyRepr);
+
+#[derive(Clone)]
+enum KeyRepr {
+    Static(&'static str),
+    Shared(std::sync::Arc<str>),
+}
+
+impl Key {
+    /// A key known when the program is built (no allocation).
+    pub const fn lit(s: &'static str) -> Self {
+        Self(KeyRepr::Static(s))
+    }
+
+    /// The key's text.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            KeyRepr::Static(s) => s,
+            KeyRepr::Shared(s) => s,
+        }
+    }
+}
+
+impl std::ops::Deref for Key {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Key {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for Key {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<&str> for Key {
+    fn from(s: &str) -> Self {
+        Self(KeyRepr::Shared(s.into()))
+    }
+}
+
+impl From<String> for Key {
+    fn from(s: String) -> Self {
+        Self(KeyRepr::Shared(s.into()))
+    }
+}
+
+impl From<&String> for Key {
+    fn from(s: &String) -> Self {
+        Self(KeyRepr::Shared(s.as_str().into()))
+    }
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Key {}
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialEq<str> for Key {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Key {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for Key {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other.as_str()
+    }
 }
 
 /// Renders a path as `rows[2].inject.A`.
@@ -72,7 +182,7 @@ pub fn parse_path_text(text: &str) -> Vec<Seg> {
     for part in text.split('.').filter(|p| !p.is_empty()) {
         let (name, mut rest) = part.split_once('[').map_or((part, ""), |(n, r)| (n, r));
         if !name.is_empty() {
-            out.push(Seg::Key(name.to_string()));
+            out.push(Seg::Key(name.into()));
         }
         while let Some((i, after)) = rest.split_once(']') {
             if let Ok(i) = i.parse() {
@@ -203,9 +313,11 @@ pub fn from_value<T: DeserializeOwned>(value: &Value, base: &[Seg]) -> Result<T,
         for seg in e.path().iter() {
             match seg {
                 serde_path_to_error::Segment::Seq { index } => path.push(Seg::Index(*index)),
-                serde_path_to_error::Segment::Map { key } => path.push(Seg::Key(key.clone())),
+                serde_path_to_error::Segment::Map { key } => {
+                    path.push(Seg::Key(key.as_str().into()))
+                }
                 serde_path_to_error::Segment::Enum { variant } => {
-                    path.push(Seg::Key(variant.clone()))
+                    path.push(Seg::Key(variant.as_str().into()))
                 }
                 serde_path_to_error::Segment::Unknown => {}
             }
@@ -324,7 +436,7 @@ impl Indexer {
                 let name = scalar_key.unwrap_or("?").to_string();
                 *key = Some(name.clone());
                 let mut p = self.path.clone();
-                p.push(Seg::Key(name));
+                p.push(Seg::Key(name.into()));
                 match self.out.keys.entry(p) {
                     std::collections::hash_map::Entry::Occupied(e) => {
                         self.out.duplicates.entry(e.key().clone()).or_insert(pos);
@@ -337,7 +449,7 @@ impl Indexer {
             }
             Some(Frame::Map { key }) => {
                 let name = key.clone().unwrap_or_default();
-                self.path.push(Seg::Key(name));
+                self.path.push(Seg::Key(name.into()));
                 self.out.values.insert(self.path.clone(), pos);
                 false
             }
@@ -400,6 +512,29 @@ impl MarkedEventReceiver for Indexer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_literal_key_and_a_shared_key_of_the_same_text_are_one_key() {
+        use std::collections::HashSet;
+        let lit = Key::lit("inject");
+        let shared = Key::from(String::from("inject"));
+        assert_eq!(lit, shared);
+        assert_eq!(format!("{lit:?}"), format!("{shared:?}"));
+        let set: HashSet<Key> = [shared].into_iter().collect();
+        assert!(set.contains(&lit));
+        assert!(set.contains("inject"));
+        assert_ne!(lit, Key::lit("expect"));
+        // A path built from schema literals finds a node indexed from the
+        // file (whose keys are shared).
+        let p = Positions::index("rows:\n  - name: a\n    inject:\n      A: [503]\n");
+        let path = vec![
+            Seg::Key(Key::lit("rows")),
+            Seg::Index(0),
+            Seg::Key(Key::lit("inject")),
+            Seg::Key(Key::from("A")),
+        ];
+        assert_eq!(p.value(&path).line, 4);
+    }
 
     #[test]
     fn indexes_nested_positions() {

@@ -40,7 +40,7 @@ impl NewValue {
             Self::Map(entries) => Value::Mapping(
                 entries
                     .iter()
-                    .map(|(k, v)| (Value::String(k.clone()), v.to_value()))
+                    .map(|(k, v)| (Value::String(k.to_string()), v.to_value()))
                     .collect(),
             ),
         }
@@ -59,7 +59,7 @@ impl NewValue {
             (Self::Map(entries), Value::Mapping(m)) => {
                 m.len() == entries.len()
                     && entries.iter().all(|(k, e)| {
-                        m.get(Value::String(k.clone()))
+                        m.get(Value::String(k.to_string()))
                             .is_some_and(|v| e.matches(v))
                     })
             }
@@ -82,7 +82,7 @@ pub fn set(text: &str, path: &[Seg], value: &NewValue) -> Result<String, String>
         return Err(format!("`{}` is not a mapping", path_text(parent_path)));
     };
     let positions = Positions::index(text);
-    let edited = if parent_map.contains_key(Value::String(name.clone())) {
+    let edited = if parent_map.contains_key(Value::String(name.to_string())) {
         replace(text, &positions, path, value)?
     } else {
         insert(text, &positions, parent_path, name, value)?
@@ -90,7 +90,7 @@ pub fn set(text: &str, path: &[Seg], value: &NewValue) -> Result<String, String>
     // Verify: the same document with exactly this value changed.
     let mut want = before;
     if let Some(Value::Mapping(m)) = lookup_mut(&mut want, parent_path) {
-        m.insert(Value::String(name.clone()), value.to_value());
+        m.insert(Value::String(name.to_string()), value.to_value());
     }
     let mut got = parse_value(&edited).map_err(|e| {
         format!(
@@ -116,7 +116,7 @@ fn lookup<'a>(v: &'a Value, path: &[Seg]) -> Option<&'a Value> {
     let mut cur = v;
     for seg in path {
         cur = match (seg, cur) {
-            (Seg::Key(k), Value::Mapping(m)) => m.get(Value::String(k.clone()))?,
+            (Seg::Key(k), Value::Mapping(m)) => m.get(Value::String(k.to_string()))?,
             (Seg::Index(i), Value::Sequence(s)) => s.get(*i)?,
             _ => return None,
         };
@@ -128,7 +128,7 @@ fn lookup_mut<'a>(v: &'a mut Value, path: &[Seg]) -> Option<&'a mut Value> {
     let mut cur = v;
     for seg in path {
         cur = match (seg, cur) {
-            (Seg::Key(k), Value::Mapping(m)) => m.get_mut(Value::String(k.clone()))?,
+            (Seg::Key(k), Value::Mapping(m)) => m.get_mut(Value::String(k.to_string()))?,
             (Seg::Index(i), Value::Sequence(s)) => s.get_mut(*i)?,
             _ => return None,
         };
@@ -532,7 +532,7 @@ mod tests {
         segs.iter()
             .map(|s| match s.parse::<usize>() {
                 Ok(i) => Seg::Index(i),
-                Err(_) => Seg::Key(s.to_string()),
+                Err(_) => Seg::Key((*s).into()),
             })
             .collect()
     }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::ctx::{child, key, Ctx};
+use super::ctx::{child, dyn_key, key, Ctx};
 use crate::base::diag::did_you_mean;
 use crate::base::yaml::Seg;
 use crate::model::registry::{CodeLimit, Registry};
@@ -42,7 +42,7 @@ pub(crate) fn validate(
 ) -> Vec<CodeLimit> {
     let mut out = Vec::new();
     for (name, limit) in raw {
-        let at = child(path, key(name));
+        let at = child(path, dyn_key(name));
         let Some(code) = registry.get(name) else {
             let pos = cx.key_pos(&at);
             cx.error_at(

@@ -22,8 +22,14 @@ pub(crate) struct Ctx<'a> {
     pub(crate) row_names: Vec<Option<String>>,
 }
 
-pub(crate) fn key(s: &str) -> Seg {
-    Seg::Key(s.to_string())
+/// A schema key's path step (no allocation: see [`crate::base::yaml::Key`]).
+pub(crate) fn key(s: &'static str) -> Seg {
+    Seg::Key(crate::base::yaml::Key::lit(s))
+}
+
+/// A path step for a key read from the file (a route's name).
+pub(crate) fn dyn_key(s: &str) -> Seg {
+    Seg::Key(s.into())
 }
 
 pub(crate) fn child(path: &[Seg], seg: Seg) -> Vec<Seg> {
@@ -136,12 +142,14 @@ impl<'a> Ctx<'a> {
                     })
                     .unwrap_or_default();
                 let mut parent = e.path.clone();
-                if kind == "unknown field" && parent.last() == Some(&key(&word)) {
+                if kind == "unknown field" && parent.last() == Some(&dyn_key(&word)) {
                     parent.pop();
                 }
                 let pos = match e.pos {
                     Some(p) => p,
-                    None if kind == "unknown field" => self.key_pos(&child(&parent, key(&word))),
+                    None if kind == "unknown field" => {
+                        self.key_pos(&child(&parent, dyn_key(&word)))
+                    }
                     None => self.pos(&e.path),
                 };
                 let what = if kind == "unknown field" {
@@ -197,7 +205,7 @@ impl<'a> Ctx<'a> {
 pub(crate) fn syntax_error(cx: &mut Ctx<'_>, e: YamlError) {
     cx.syntax = true;
     if let Some((mut path, name)) = duplicate_key(&e.message) {
-        path.push(key(&name));
+        path.push(dyn_key(&name));
         if let Some(second) = cx.positions().duplicate(&path) {
             let first = cx.key_pos(&path).line;
             path.pop();

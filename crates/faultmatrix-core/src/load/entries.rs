@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::ctx::{child, key, Ctx};
+use super::ctx::{child, dyn_key, key, Ctx};
 use super::raw::RawEntry;
 use crate::base::diag::did_you_mean;
 use crate::base::yaml::{self, Seg, Value};
@@ -365,7 +365,7 @@ pub(crate) fn entry_from_raw(
                 Value::Mapping(_) if name.is_some() => {
                     let at = child(
                         &child(path, key("headers")),
-                        key(name.as_deref().unwrap_or("")),
+                        dyn_key(name.as_deref().unwrap_or("")),
                     );
                     dates.extend(super::header_date::parse(cx, v, &at, headers.len()));
                     Some(String::new())

@@ -14,7 +14,7 @@
 //! `asctime`. The value is rendered by
 //! [`ScriptedResponse::render_dates`](crate::model::ScriptedResponse::render_dates).
 
-use super::ctx::{child, key, Ctx};
+use super::ctx::{child, dyn_key, key, Ctx};
 use crate::base::diag::did_you_mean;
 use crate::base::yaml::{Seg, Value};
 use crate::model::script::RelativeDate;
@@ -41,7 +41,7 @@ pub(crate) fn parse(
     for k in map.keys() {
         let name = k.as_str().unwrap_or("");
         if !KEYS.contains(&name) {
-            let pos = cx.key_pos(&child(path, key(name)));
+            let pos = cx.key_pos(&child(path, dyn_key(name)));
             cx.error_at(
                 pos,
                 format!("unknown key `{name}` in a header value"),

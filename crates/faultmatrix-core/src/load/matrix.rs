@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::ctx::{child, key, syntax_error, Ctx};
+use super::ctx::{child, dyn_key, key, syntax_error, Ctx};
 use super::raw::{RawMatrix, RawRow, RawSettings};
 use super::rows::{row_tape, validate_row, TapePlace};
 use super::settings::apply_settings;
@@ -702,7 +702,7 @@ fn refuse_refused_over_the_wire(
         {
             continue;
         }
-        let at = child(&child(path, key("inject")), key(&script.route));
+        let at = child(&child(path, key("inject")), dyn_key(&script.route));
         if script.key().1.is_some() {
             cx.error(
                 &at,
@@ -743,7 +743,7 @@ fn refuse_keyed_scripts_in_process(
             continue;
         }
         for s in row.inject().iter().filter(|s| s.key().1.is_some()) {
-            let at = child(&child(&row.path, key("inject")), key(&s.route));
+            let at = child(&child(&row.path, key("inject")), dyn_key(&s.route));
             let pos = cx.key_pos(&at);
             cx.error_at(
                 pos,

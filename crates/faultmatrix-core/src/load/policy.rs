@@ -69,7 +69,7 @@ fn key_path(e: &ConfigError) -> Vec<Seg> {
     let mut path = vec![Seg::Key("policy".into())];
     for seg in &e.path {
         path.push(match seg {
-            config::KeySeg::Key(k) => Seg::Key((*k).to_string()),
+            config::KeySeg::Key(k) => Seg::Key(crate::base::yaml::Key::lit(k)),
             config::KeySeg::Index(i) => Seg::Index(*i),
         });
     }

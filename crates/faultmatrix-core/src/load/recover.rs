@@ -38,7 +38,7 @@ pub fn from_value_all<T: DeserializeOwned>(
                 // A required key we removed ourselves: already reported.
                 if let Some(field) = quoted(&e.message, "missing field") {
                     let mut p = rel.clone();
-                    p.push(Seg::Key(field));
+                    p.push(Seg::Key(field.into()));
                     if removed.contains(&p) {
                         return (None, errors);
                     }
@@ -68,8 +68,8 @@ fn quoted(message: &str, prefix: &str) -> Option<String> {
 fn removal_target(v: &Value, rel: &[Seg], message: &str) -> Option<Vec<Seg>> {
     if let Some(field) = quoted(message, "unknown field") {
         let mut p = rel.to_vec();
-        if p.last() != Some(&Seg::Key(field.clone())) {
-            p.push(Seg::Key(field));
+        if p.last() != Some(&Seg::Key(field.as_str().into())) {
+            p.push(Seg::Key(field.into()));
         }
         return Some(p);
     }

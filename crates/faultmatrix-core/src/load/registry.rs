@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
-use super::ctx::{child, key, syntax_error, Ctx};
+use super::ctx::{child, dyn_key, key, syntax_error, Ctx};
 use super::entries::{check_status, entry_from_raw};
 use super::raw::RawEntry;
 use crate::base::diag::FileErrors;
@@ -246,7 +246,7 @@ fn registry_inner(cx: &mut Ctx<'_>, text: &str, display: &str) -> Option<Registr
             cx.error(&[key("codes")], "code names are words such as RATE_LIMITED");
             continue;
         };
-        let path = vec![key("codes"), key(name)];
+        let path = vec![key("codes"), dyn_key(name)];
         if !seen.insert(name.to_string()) {
             cx.error(&path, format!("code `{name}` is declared twice"));
         }
@@ -406,7 +406,7 @@ fn fixtures_section(
             );
             continue;
         };
-        let fp = vec![key("fixtures"), key(name)];
+        let fp = vec![key("fixtures"), dyn_key(name)];
         if let Some(f) = registry_fixture(cx, name, v, &fp, empty) {
             parsed.push((name, fp, f));
         }
@@ -579,7 +579,7 @@ pub fn builtin_registry(codes: &Codes, display: &str, text: &str) -> Result<Regi
         let lines = plain_keys(text, "fixtures");
         let mut parsed = Vec::with_capacity(raw.fixtures.0.len());
         for (name, re) in &raw.fixtures.0 {
-            let fp = vec![key("fixtures"), key(name)];
+            let fp = vec![key("fixtures"), dyn_key(name)];
             let line = lines.as_ref().and_then(|l| l.get(name.as_str()).copied());
             if let Some(f) = fixture_from_raw(&mut cx, name, re, &fp, &empty, line) {
                 parsed.push((name.as_str(), fp, f));
@@ -619,7 +619,7 @@ mod tests {
         let mut checked = 0;
         for code in &reg.codes {
             let Some(f) = &code.fixture else { continue };
-            let want = index.key(&[key("fixtures"), key(&code.name)]).line;
+            let want = index.key(&[key("fixtures"), dyn_key(&code.name)]).line;
             assert_eq!(f.line, want, "fixture {}", code.name);
             assert_eq!(
                 plain.get(code.name.as_str()),
@@ -646,7 +646,7 @@ mod tests {
         let mut compared = 0;
         for (k, v) in fixtures {
             let name = k.as_str().unwrap();
-            let fp = vec![key("fixtures"), key(name)];
+            let fp = vec![key("fixtures"), dyn_key(name)];
             let (tree, _) = registry_fixture(&mut cx, name, v, &fp, &empty).unwrap();
             let code = reg.codes.iter().find(|c| c.name == name).unwrap();
             let direct = code.fixture.as_ref().unwrap();

@@ -35,7 +35,7 @@ fn written(over: &Value, path: &[Seg]) -> bool {
     let mut cur = over;
     for seg in path {
         cur = match (seg, cur) {
-            (Seg::Key(k), Value::Mapping(m)) => match m.get(Value::String(k.clone())) {
+            (Seg::Key(k), Value::Mapping(m)) => match m.get(Value::String(k.to_string())) {
                 Some(v) => v,
                 None => return false,
             },

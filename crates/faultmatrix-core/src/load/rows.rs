@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::ctx::{child, key, Ctx};
+use super::ctx::{child, dyn_key, key, Ctx};
 use super::entries::script_entries;
 use super::expect::validate_expect;
 use super::raw::RawRow;
@@ -155,7 +155,7 @@ pub(crate) fn validate_row(
                 );
                 continue;
             };
-            let rpath = child(&inject_path, key(route));
+            let rpath = child(&inject_path, dyn_key(route));
             let (route, side) = crate::model::split_key(route);
             if let Some((method, target)) = side {
                 if let Err(why) = check_side_key(method, target) {

@@ -40,7 +40,7 @@ fn err(path: Vec<Seg>, message: impl Into<String>) -> YamlError {
 }
 
 fn key(s: &str) -> Seg {
-    Seg::Key(s.to_string())
+    Seg::Key(s.into())
 }
 
 /// Parses the file-level `tapes:` block (absent: the defaults).
