@@ -283,6 +283,41 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
     }
 }
 
+/// [`from_str`], with where each item of the root's `rows:` block
+/// sequence writes its `name` key, in item order, when the fast front end
+/// read the text (`None` when serde_yaml did: ask [`Positions`]). An item
+/// whose `name` is not a block mapping key notes nothing, so a caller must
+/// use the list only when it has one position per item.
+pub fn from_str_noting_row_names<T: DeserializeOwned>(
+    text: &str,
+) -> Result<(T, Option<Vec<Pos>>), YamlError> {
+    let (body, bom) = strip_bom(text);
+    match fast::from_str_noting_row_names(body) {
+        Some((t, offsets)) => Ok((t, Some(positions_of(body, &offsets, bom)))),
+        None => from_str_reference(text).map(|t| (t, None)),
+    }
+}
+
+/// The 1-based line and column of keys noted as increasing byte offsets
+/// into `body` (the text after any byte-order mark) of their line and of
+/// the key, with only ASCII before the key on its line; the newlines are
+/// counted once, in a loop the compiler vectorizes.
+fn positions_of(body: &str, noted: &[(usize, usize)], bom: bool) -> Vec<Pos> {
+    let b = body.as_bytes();
+    let mut out = Vec::with_capacity(noted.len());
+    let (mut line, mut at) = (1, 0);
+    for &(line_start, key) in noted {
+        line += b[at..line_start]
+            .iter()
+            .map(|&c| usize::from(c == b'\n'))
+            .sum::<usize>();
+        at = line_start;
+        let col = key - line_start + 1;
+        out.push(unstrip(Pos { line, col }, bom));
+    }
+    out
+}
+
 /// Parses text with serde_yaml alone (after the pre-check): the reference
 /// the fast front end is tested and benchmarked against.
 pub fn from_str_reference<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
@@ -512,6 +547,81 @@ impl MarkedEventReceiver for Indexer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `name` positions the fast parse notes, checked against the
+    /// position index: `Some(n)` when it noted one per item (n items).
+    fn noted_names_agree(text: &str) -> Option<usize> {
+        let (v, noted) = from_str_noting_row_names::<Value>(text).expect("the text parses");
+        let noted = noted?;
+        let items = v
+            .get("rows")
+            .and_then(Value::as_sequence)
+            .map_or(0, Vec::len);
+        if noted.len() != items {
+            return None;
+        }
+        let index = Positions::index(text);
+        for (i, at) in noted.iter().enumerate() {
+            let path = [
+                Seg::Key(Key::lit("rows")),
+                Seg::Index(i),
+                Seg::Key(Key::lit("name")),
+            ];
+            assert_eq!(*at, index.key(&path), "row {i} of:\n{text}");
+        }
+        Some(items)
+    }
+
+    #[test]
+    fn the_fast_parse_notes_where_each_row_names_itself() {
+        let text = "title: t # \u{e9}t\u{e9}\npolicy:\n  routes:\n    - name: A\ntapes:\n  - name: not a row\nrows:\n  - name: a\n    inject: { A: [503] }\n  - inject:\n      A: [200]\n    \"name\": \"b\" # \u{e9}\n  -   name: c\n";
+        assert_eq!(noted_names_agree(text), Some(3));
+        let noted = from_str_noting_row_names::<Value>(text).unwrap().1.unwrap();
+        assert_eq!(noted[0], Pos { line: 8, col: 5 });
+        assert_eq!(noted[1], Pos { line: 12, col: 5 });
+        assert_eq!(noted[2], Pos { line: 13, col: 7 });
+        // A byte-order mark moves no later line.
+        assert_eq!(noted_names_agree(&format!("\u{feff}{text}")), Some(3));
+        // An item in flow style notes nothing: the list is short, unused.
+        assert_eq!(
+            noted_names_agree("rows:\n  - name: a\n  - { name: b }\n"),
+            None
+        );
+        // Text only serde_yaml reads notes nothing.
+        let (_, none) = from_str_noting_row_names::<Value>("rows:\n  - name: &x a\n").unwrap();
+        assert!(none.is_none());
+    }
+
+    #[test]
+    fn noted_row_names_agree_with_the_index_in_every_repository_matrix() {
+        let cwd = std::env::current_dir().expect("the working directory");
+        let root = cwd
+            .ancestors()
+            .find(|d| d.join("matrices").is_dir())
+            .expect("the repository root above the test's directory")
+            .to_path_buf();
+        let mut checked = 0;
+        for dir in ["matrices", "docs/examples"] {
+            let mut stack = vec![root.join(dir)];
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                    let path = e.path();
+                    if path.is_dir() {
+                        stack.push(path);
+                    } else if path.extension().is_some_and(|x| x == "yaml") {
+                        let text = std::fs::read_to_string(&path).unwrap();
+                        if let Ok((_, Some(_))) = from_str_noting_row_names::<Value>(&text) {
+                            checked += usize::from(noted_names_agree(&text).is_some());
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            checked > 10,
+            "only {checked} matrices had their names noted"
+        );
+    }
 
     #[test]
     fn a_literal_key_and_a_shared_key_of_the_same_text_are_one_key() {

@@ -209,8 +209,12 @@ fn load_inner(
     // Fast path: a well-formed file goes straight into typed rows, without
     // an intermediate `Value` tree. Any shape error falls back to the slow
     // path below, which collects every error of the file with its position.
-    let (raw, mut typed_rows) = match yaml::from_str::<FastMatrix>(text) {
-        Ok(f) => f.split(),
+    let mut row_name_positions = None;
+    let (raw, mut typed_rows) = match yaml::from_str_noting_row_names::<FastMatrix>(text) {
+        Ok((f, noted)) => {
+            row_name_positions = noted;
+            f.split()
+        }
         Err(_) => {
             let value = match yaml::parse_value(text) {
                 Ok(v) => v,
@@ -402,7 +406,6 @@ fn load_inner(
         );
     }
     let mut rows = Vec::with_capacity(typed_rows.as_ref().map_or(raw.rows.len(), Vec::len));
-    let mut names: HashMap<String, usize> = HashMap::new();
     let count = typed_rows.as_ref().map_or(raw.rows.len(), Vec::len);
     cx.row_names = match &typed_rows {
         Some(rows) => rows.iter().map(|r| Some(r.name.clone())).collect(),
@@ -411,6 +414,23 @@ fn load_inner(
             .iter()
             .map(|r| r.get("name").and_then(Value::as_str).map(str::to_string))
             .collect(),
+    };
+    // The row each name was first given to (the names were just read:
+    // they are hashed borrowed, not copied again).
+    let first_named: Vec<Option<usize>> = {
+        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(count);
+        (cx.row_names.iter().enumerate())
+            .map(|(i, n)| {
+                let n = n.as_deref()?;
+                match seen.entry(n) {
+                    std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(i);
+                        None
+                    }
+                }
+            })
+            .collect()
     };
     let mut typed = typed_rows.take().map(Vec::into_iter);
     for i in 0..count {
@@ -428,14 +448,12 @@ fn load_inner(
                 }
             }
         };
-        if let Some(first) = names.get(&rr.name) {
-            let first_line = cx.pos(&[key("rows"), Seg::Index(*first), key("name")]).line;
+        if let Some(first) = first_named.get(i).copied().flatten() {
+            let first_line = cx.pos(&[key("rows"), Seg::Index(first), key("name")]).line;
             cx.error(
                 &child(&path, key("name")),
                 format!("duplicate row name `{}`: row names are unique in a file (first used on line {first_line})", crate::base::label::escape(&rr.name)),
             );
-        } else {
-            names.insert(rr.name.clone(), i);
         }
         let (tape, record) = (rr.tape.take(), rr.record.take());
         let has_inject = rr.inject.is_some();
@@ -599,6 +617,9 @@ fn load_inner(
         body_paths,
     );
     matrix.deadline = deadline;
+    if let Some(at) = row_name_positions.filter(|at| at.len() == count) {
+        matrix.note_row_name_positions(at);
+    }
     Some(matrix)
 }
 

@@ -157,6 +157,13 @@ impl Matrix {
         self.positions().key(&name)
     }
 
+    /// Where each `rows:` item's `name` is written, as the parse that
+    /// loaded the rows noted it (one position per item, in item order):
+    /// [`Matrix::row_pos`] then reads no text.
+    pub(crate) fn note_row_name_positions(&mut self, at: Vec<Pos>) {
+        self.row_names = OnceLock::from(Some(at));
+    }
+
     /// The rows' `name` positions read from the text's lines, when the
     /// text is in the plain shape and each item there names the row loaded
     /// from it (so a position is never another row's).
