@@ -168,6 +168,10 @@ pub struct Upstream {
     /// Method and path of each call served by a route's main script, for
     /// the near-miss note of a keyed script never requested.
     to_main: Vec<(String, String, String)>,
+    /// Some route's script is keyed by method and path (`A GET /v1`): only
+    /// then is a call's script looked for among the keys (most rows have
+    /// none, and a call would split every route's name to learn it).
+    sided: bool,
 }
 
 impl Upstream {
@@ -183,7 +187,10 @@ impl Upstream {
             let cursor = RouteCursor::new(s.entries.clone());
             match up.route_mut(&s.route) {
                 Some(c) => *c = cursor,
-                None => up.routes.push((s.route.clone(), cursor)),
+                None => {
+                    up.sided |= split_key(&s.route).1.is_some();
+                    up.routes.push((s.route.clone(), cursor));
+                }
             }
         }
         up
@@ -223,9 +230,11 @@ impl Upstream {
     pub fn push_entry(&mut self, route: &str, entry: Entry) {
         match self.route_mut(route) {
             Some(c) => c.push(entry),
-            None => self
-                .routes
-                .push((route.to_string(), RouteCursor::new(vec![entry]))),
+            None => {
+                self.sided |= split_key(route).1.is_some();
+                self.routes
+                    .push((route.to_string(), RouteCursor::new(vec![entry])));
+            }
         }
     }
 
@@ -265,6 +274,9 @@ impl Upstream {
 
     /// Which script serves a call on `route` made with `target`.
     fn script_for(&self, route: &str, target: Option<(&str, &str)>) -> Result<String, String> {
+        if !self.sided {
+            return Ok(route.to_string());
+        }
         let mut sides: Vec<(&str, &str, &str)> = self
             .route_names()
             .filter_map(|k| match split_key(k) {

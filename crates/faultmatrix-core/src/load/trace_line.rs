@@ -19,7 +19,7 @@ pub fn parse_line(text: &str, routes: &[String]) -> Result<ExpectedLine, String>
     };
     if !control {
         return if ascii {
-            fields(text, text.split(' ').filter(|t| !t.is_empty()), routes)
+            fields(text, space_separated(text), routes)
         } else {
             fields(text, text.split_whitespace(), routes)
         };
@@ -64,27 +64,25 @@ fn fields<'t>(
     }
     let mut code = None;
     let mut decision = None;
-    let mut rest = Vec::new();
-    for tok in tokens {
-        if decision.is_none() {
-            if let Some(d) = Decision::parse(tok) {
-                decision = Some(d);
-                continue;
-            }
-            if code.is_none()
-                && tok
-                    .bytes()
-                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
-            {
-                code = Some(tok.to_string());
-                continue;
-            }
-            let hint = crate::base::diag::hint_suffix(tok, Decision::ALL);
-            return Err(format!(
-                "`{tok}` is not a decision: expected one of retry, switch, return, fail{hint}"
-            ));
+    // Up to the decision; the fields after it are read below, from the
+    // same iterator (no list of them is kept).
+    for tok in tokens.by_ref() {
+        if let Some(d) = Decision::parse(tok) {
+            decision = Some(d);
+            break;
         }
-        rest.push(tok);
+        if code.is_none()
+            && tok
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        {
+            code = Some(tok.to_string());
+            continue;
+        }
+        let hint = crate::base::diag::hint_suffix(tok, Decision::ALL);
+        return Err(format!(
+            "`{tok}` is not a decision: expected one of retry, switch, return, fail{hint}"
+        ));
     }
     let decision = decision.ok_or_else(|| {
         format!("`{text}` has no decision: expected one of retry, switch, return, fail at the end")
@@ -101,8 +99,8 @@ fn fields<'t>(
         id: None,
         size: None,
     };
-    for tok in rest {
-        let (k, v) = tok.split_once('=').ok_or_else(|| {
+    for tok in tokens {
+        let (k, v) = split_at_byte(tok, b'=').ok_or_else(|| {
             format!("`{tok}` is not a field: expected `wait=`, `at=`, `id=` or `size=`")
         })?;
         if v.is_empty() {
@@ -137,6 +135,35 @@ fn fields<'t>(
     Ok(line)
 }
 
+/// The non-empty fields of `text` between spaces: `split(' ')` without
+/// its character searcher (a space is one byte, so every cut is at a
+/// character boundary).
+fn space_separated(text: &str) -> impl Iterator<Item = &str> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() && b[i] == b' ' {
+            i += 1;
+        }
+        if i == b.len() {
+            return None;
+        }
+        let start = i;
+        while i < b.len() && b[i] != b' ' {
+            i += 1;
+        }
+        Some(&text[start..i])
+    })
+}
+
+/// `s` split around the first `sep` (an ASCII byte, so both sides are
+/// whole characters): `split_once` with a `char`, without its searcher
+/// (a third of a trace line's parse on these short fields).
+fn split_at_byte(s: &str, sep: u8) -> Option<(&str, &str)> {
+    let i = s.bytes().position(|b| b == sep)?;
+    Some((&s[..i], &s[i + 1..]))
+}
+
 /// Outcome words other than a status.
 pub const OUTCOMES: [&str; 7] = [
     "timeout",
@@ -149,10 +176,10 @@ pub const OUTCOMES: [&str; 7] = [
 ];
 
 fn parse_label(label: &str, routes: &[String]) -> Result<(String, u32), String> {
-    let (name, num) = match label.split_once('#') {
+    let (name, num) = match split_at_byte(label, b'#') {
         Some((n, a)) => (n, a),
         None => {
-            let digits = label.len() - label.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            let digits = label.bytes().rev().take_while(u8::is_ascii_digit).count();
             if digits == 0 {
                 return Err(format!(
                     "`{label}` has no attempt number: write the route and the attempt, as in `A1`"
@@ -194,6 +221,17 @@ mod tests {
 
     fn routes() -> Vec<String> {
         vec!["A".into(), "B".into(), "gpt4".into()]
+    }
+
+    #[test]
+    fn fields_are_what_lies_between_spaces() {
+        let f: Vec<&str> = space_separated("A1  503 retry wait=1s").collect();
+        assert_eq!(f, ["A1", "503", "retry", "wait=1s"]);
+        assert_eq!(space_separated("").count(), 0);
+        assert_eq!(space_separated("   ").count(), 0);
+        assert_eq!(space_separated(" x ").collect::<Vec<_>>(), ["x"]);
+        assert_eq!(split_at_byte("wait=1s=2", b'='), Some(("wait", "1s=2")));
+        assert_eq!(split_at_byte("retry", b'='), None);
     }
 
     #[test]
