@@ -69,8 +69,18 @@ fn plain_text(text: &str) -> bool {
     // A plain loop: the iterator chain cost a one-test process (debug
     // profile, nextest) 170 instructions a byte.
     let b = text.as_bytes();
+    // Thirty-two bytes at a time without an early exit (the compiler
+    // vectorizes it; a byte at a time cost a row 2,500 instructions), then
+    // a byte at a time from the first block that is not all plain.
+    let plain = |c: u8| (0x20..0x7f).contains(&c) | (c == b'\n');
     let mut i = 0;
-    while i < b.len() && ((0x20..0x7f).contains(&b[i]) || b[i] == b'\n') {
+    for block in b.chunks_exact(32) {
+        if !block.iter().fold(true, |ok, &c| ok & plain(c)) {
+            break;
+        }
+        i += 32;
+    }
+    while i < b.len() && plain(b[i]) {
         i += 1;
     }
     if i == b.len() {
@@ -1251,6 +1261,20 @@ impl<'a> de::MapAccess<'a> for FlowMap<'_, 'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_outside_the_plain_set_is_found_wherever_it_is() {
+        let base = "a: b\n".repeat(30); // 150 bytes: four blocks and a tail
+        assert!(plain_text(&base));
+        for at in 0..base.len() {
+            for bad in ["\t", "\r", "\u{7f}", "\u{feff}", "\u{1}"] {
+                let t = format!("{}{bad}{}", &base[..at], &base[at..]);
+                assert!(!plain_text(&t), "{bad:?} at {at}");
+            }
+            let t = format!("{}\u{e9}{}", &base[..at], &base[at..]);
+            assert!(plain_text(&t), "an e-acute at {at} is plain");
+        }
+    }
     use crate::base::yaml::Value;
 
     /// Both front ends on `text`: when the fast one succeeds, it must give
