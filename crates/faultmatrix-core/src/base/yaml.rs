@@ -544,6 +544,17 @@ impl MarkedEventReceiver for Indexer {
     }
 }
 
+/// The repository's root: tests run in their package's directory, and the
+/// root is the nearest ancestor holding `matrices/`.
+#[cfg(test)]
+pub(crate) fn repository_root() -> std::path::PathBuf {
+    let cwd = std::env::current_dir().expect("the working directory");
+    cwd.ancestors()
+        .find(|d| d.join("matrices").is_dir())
+        .expect("the repository root above the test's directory")
+        .to_path_buf()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -594,12 +605,7 @@ mod tests {
 
     #[test]
     fn noted_row_names_agree_with_the_index_in_every_repository_matrix() {
-        let cwd = std::env::current_dir().expect("the working directory");
-        let root = cwd
-            .ancestors()
-            .find(|d| d.join("matrices").is_dir())
-            .expect("the repository root above the test's directory")
-            .to_path_buf();
+        let root = repository_root();
         let mut checked = 0;
         for dir in ["matrices", "docs/examples"] {
             let mut stack = vec![root.join(dir)];

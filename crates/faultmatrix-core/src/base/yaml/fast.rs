@@ -1349,15 +1349,7 @@ mod tests {
 
     #[test]
     fn every_yaml_file_of_the_repository_reads_the_same() {
-        // Tests run in the package's directory: the repository is the
-        // nearest ancestor holding `matrices/`.
-        let cwd = std::env::current_dir().expect("the working directory");
-        let root = cwd
-            .ancestors()
-            .find(|d| d.join("matrices").is_dir())
-            .expect("the repository root above the test's directory")
-            .to_path_buf();
-        let mut stack = vec![root];
+        let mut stack = vec![super::super::repository_root()];
         let (mut seen, mut handled) = (0, 0);
         while let Some(dir) = stack.pop() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
