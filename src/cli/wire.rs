@@ -126,7 +126,7 @@ pub fn serve(a: &ServeArgs, systems: &Systems) -> u8 {
                 let mut l = l.clone();
                 if l.decision == "hung" {
                     // The server cannot know what the client decided last.
-                    l.decision = "(last)".into();
+                    l.decision = "(last)";
                 }
                 println!("  {}", l.render(None));
             }

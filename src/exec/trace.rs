@@ -29,7 +29,7 @@ pub struct ObservedLine {
     pub code: Option<String>,
     /// `retry`, `switch`, `return`, `fail`; `hung` or `aborted` when the
     /// system never returned.
-    pub decision: String,
+    pub decision: &'static str,
     /// Wait before the next call, when there is one.
     pub wait: Option<Duration>,
     /// Start time since the row began.
@@ -117,7 +117,7 @@ pub fn observe(
                 } else {
                     "switch"
                 };
-                (d.to_string(), Some(wait))
+                (d, Some(wait))
             }
             _ => {
                 let d = match ending {
@@ -126,7 +126,7 @@ pub fn observe(
                     Ending::Hung => "hung",
                     Ending::Aborted => "aborted",
                 };
-                (d.to_string(), None)
+                (d, None)
             }
         };
         out.push(ObservedLine {
@@ -161,7 +161,7 @@ impl ObservedLine {
             s.push_str(code);
         }
         s.push(' ');
-        s.push_str(&self.decision);
+        s.push_str(self.decision);
         if let Some(w) = self.wait {
             let exp = expected.and_then(|e| e.wait.as_ref());
             if !w.is_zero() || exp.is_some() {

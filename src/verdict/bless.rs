@@ -181,7 +181,7 @@ impl Session {
         if let Some(l) = obs
             .lines
             .iter()
-            .find(|l| crate::model::Decision::parse(&l.decision).is_none())
+            .find(|l| crate::model::Decision::parse(l.decision).is_none())
         {
             return refuse(format!(
                 "call {} ended `{}`: only runs that end can be written",

@@ -90,7 +90,7 @@ pub fn explain(m: &Matrix, row: &Row, obs: &Observation) -> Vec<String> {
     }
     let mut out = Vec::new();
     for (i, line) in obs.lines.iter().enumerate() {
-        if !matches!(line.decision.as_str(), "switch" | "fail") {
+        if !matches!(line.decision, "switch" | "fail") {
             continue;
         }
         // The route's last call.

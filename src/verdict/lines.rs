@@ -81,7 +81,7 @@ pub fn shown(exp: Option<&ExpectedLine>, line: &ObservedLine) -> (String, Vec<St
         s.push_str(code);
     }
     s.push(' ');
-    s.push_str(&line.decision);
+    s.push_str(line.decision);
     let mut notes = Vec::new();
     let mut wait_shown = false;
     for (key, token) in written_fields(&exp.text) {
@@ -151,13 +151,19 @@ mod tests {
         parse_line(text, &routes()).unwrap()
     }
 
-    fn obs(route: &str, attempt: u32, decision: &str, wait: Option<u64>, at: u64) -> ObservedLine {
+    fn obs(
+        route: &str,
+        attempt: u32,
+        decision: &'static str,
+        wait: Option<u64>,
+        at: u64,
+    ) -> ObservedLine {
         ObservedLine {
             route: route.into(),
             attempt,
             outcome: if decision == "return" { "200" } else { "503" }.into(),
             code: (decision != "return").then(|| "UPSTREAM_UNAVAILABLE".into()),
-            decision: decision.into(),
+            decision,
             wait: wait.map(Duration::from_millis),
             at: Duration::from_millis(at),
             id: None,

@@ -63,7 +63,7 @@ pub fn observed_run(matrix: &Matrix, row: &Row, obs: &Observation) -> ObservedRu
             route: l.route.clone(),
             outcome: l.outcome.clone(),
             code: l.code.clone(),
-            decision: l.decision.clone(),
+            decision: l.decision.to_string(),
             start: c.started,
             end: c.ended,
             wait: l.wait,

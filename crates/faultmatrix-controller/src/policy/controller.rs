@@ -289,13 +289,14 @@ impl Controller {
                     attempt,
                     code: clip(&code.code),
                 });
-                last_code = Some(code.code.clone());
+                let known = code.known;
+                let name = last_code.insert(code.code);
+                let def = known.then(|| self.codes.get(name)).flatten();
+                let switch = self.switches(name);
                 if let Some(output) = partial {
                     error.output = Some(output.into());
                     return fail(error, "partial-output", last_code);
                 }
-                let def = code.known.then(|| self.codes.get(&code.code)).flatten();
-                let switch = self.switches(&code.code);
                 let retryable = def.is_some_and(|d| d.retryable);
                 if !switch && !retryable {
                     // Terminal: fail fast, no backoff computed or scheduled.
