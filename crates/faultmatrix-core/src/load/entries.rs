@@ -44,6 +44,16 @@ pub(crate) fn script_entries(
             }
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
+                // The common entry, a status written as a number, cannot
+                // fail: its path (an allocation) is built only for the others.
+                let plain = match item {
+                    Value::Number(n) => n.as_u64().filter(|n| (100..=599).contains(n)),
+                    _ => None,
+                };
+                if let Some(n) = plain {
+                    out.push(status_entry(n as u16));
+                    continue;
+                }
                 let p = child(path, Seg::Index(i));
                 if let Some(e) = entry(cx, item, &p, registry) {
                     if i + 1 < items.len() && e.repeat == Repeat::Forever {
@@ -96,7 +106,7 @@ pub(crate) fn status_entry(status: u16) -> Entry {
         latency: Duration::ZERO,
         repeat: Repeat::Times(1),
         committed: false,
-        label: status.to_string(),
+        label: crate::base::label::status_label(status),
     }
 }
 

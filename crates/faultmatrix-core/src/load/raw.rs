@@ -8,6 +8,67 @@ use crate::model::tolerance::Tolerance;
 
 pub use faultmatrix_controller::duration::Dur;
 
+/// A mapping read as its pairs, in file order (a row's `inject`). No hash
+/// table is built: serde_yaml's `Mapping` hashed every key with SipHash,
+/// about 700 instructions a row for two routes. A key written twice is
+/// refused as the `Mapping` refused it (the YAML pre-check names it, with
+/// both lines, before this runs).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pairs(pub Vec<(Value, Value)>);
+
+impl<'de> Deserialize<'de> for Pairs {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Pairs;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a YAML mapping")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Pairs, A::Error> {
+                let mut out: Vec<(Value, Value)> =
+                    Vec::with_capacity(m.size_hint().unwrap_or(0).min(64));
+                while let Some(k) = m.next_key::<Value>()? {
+                    if out.iter().any(|(x, _)| *x == k) {
+                        let shown = serde_yaml::to_string(&k).unwrap_or_default();
+                        return Err(serde::de::Error::custom(format!(
+                            "duplicate entry with key {}",
+                            shown.trim_end()
+                        )));
+                    }
+                    let v = m.next_value::<Value>()?;
+                    out.push((k, v));
+                }
+                Ok(Pairs(out))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+/// Written back as the mapping it was read from (the JSON Schema shows the
+/// field's default, `null`, through it).
+impl serde::Serialize for Pairs {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl<'a> IntoIterator for &'a Pairs {
+    type Item = (&'a Value, &'a Value);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (Value, Value)>,
+        fn(&'a (Value, Value)) -> (&'a Value, &'a Value),
+    >;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+}
+
 /// The faults a map entry's `fault:` takes: the loader checks them, the
 /// JSON Schema enumerates them.
 pub const FAULTS: &[&str] = &["timeout", "reset", "refused", "malformed", "truncated"];
@@ -110,7 +171,7 @@ pub struct RawRow {
         feature = "schema",
         schemars(with = "Option<std::collections::BTreeMap<String, ScriptSchema>>")
     )]
-    pub inject: Option<serde_yaml::Mapping>,
+    pub inject: Option<Pairs>,
     /// Overrides the system's deadline.
     #[serde(default)]
     pub deadline: Option<Dur>,
@@ -498,6 +559,30 @@ impl<'de> Deserialize<'de> for Ignore {
 
 #[cfg(test)]
 mod tests {
+    /// `inject` read as pairs keeps the file's order, refuses a key
+    /// written twice and anything but a mapping, as serde_yaml's `Mapping`
+    /// did.
+    #[test]
+    fn pairs_keep_order_and_refuse_a_key_twice_and_other_shapes() {
+        use super::{Pairs, Value};
+        let p: Pairs = serde_yaml::from_str("{ B: [200], A: [503, 503] }").unwrap();
+        let keys: Vec<&str> = p.into_iter().filter_map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["B", "A"]);
+        assert_eq!(
+            p.0[1].1,
+            serde_yaml::from_str::<Value>("[503, 503]").unwrap()
+        );
+        let e = serde_yaml::from_str::<Pairs>("{ A: [503], A: [200] }").unwrap_err();
+        assert!(e.to_string().contains("duplicate entry with key A"), "{e}");
+        for (text, want) in [
+            ("5", "invalid type: integer `5`, expected a YAML mapping"),
+            ("[1]", "invalid type: sequence, expected a YAML mapping"),
+        ] {
+            let e = serde_yaml::from_str::<Pairs>(text).unwrap_err();
+            assert!(e.to_string().contains(want), "{text}: {e}");
+        }
+    }
+
     use std::time::Duration;
 
     use super::*;
