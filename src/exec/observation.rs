@@ -104,17 +104,21 @@ impl Observation {
 /// The synthetic request id of a row: stable across runs and thread counts.
 pub fn request_id(file: &str, row: &str) -> String {
     // FNV-1a, 32 bits: short, stable, no dependency.
+    // Plain loops over the three parts: a chained iterator cost about
+    // twice the instructions a byte.
     let mut h: u32 = 0x811c_9dc5;
-    for b in file.bytes().chain([0]).chain(row.bytes()) {
-        h ^= b as u32;
-        h = h.wrapping_mul(0x0100_0193);
+    for part in [file.as_bytes(), &[0], row.as_bytes()] {
+        for &b in part {
+            h ^= b as u32;
+            h = h.wrapping_mul(0x0100_0193);
+        }
     }
     // Written by hand: `format!` cost about 700 instructions a row.
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut id = String::with_capacity(12);
     id.push_str("req-");
     for shift in (0..8).rev() {
-        id.push(HEX[(h >> (shift * 4)) as usize & 0xf] as char);
+        id.push(char::from(HEX[(h >> (shift * 4)) as usize & 0xf]));
     }
     id
 }

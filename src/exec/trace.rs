@@ -47,7 +47,7 @@ pub fn outcome_token(o: &Outcome) -> String {
     match o {
         Outcome::Pending => "unanswered".into(),
         Outcome::Unscripted => "unscripted".into(),
-        Outcome::Status(s) => s.to_string(),
+        Outcome::Status(s) => crate::base::label::status_label(*s),
         Outcome::Timeout => "timeout".into(),
         Outcome::Reset => "reset".into(),
         Outcome::Refused => "refused".into(),

@@ -21,6 +21,9 @@ pub struct RouteCursor {
     cursor: usize,
     served_current: u32,
     served_total: usize,
+    /// Calls made on the route, served or refused (its attempt numbers:
+    /// kept here, a scripted route's count needs no name of its own).
+    calls: u32,
 }
 
 impl RouteCursor {
@@ -31,6 +34,20 @@ impl RouteCursor {
             cursor: 0,
             served_current: 0,
             served_total: 0,
+            calls: 0,
+        }
+    }
+
+    /// A cursor at the start of a copy of a route's entries (copied
+    /// straight into the cursor's slots: a `Vec` clone then `new` built
+    /// the vector twice).
+    pub fn from_slice(entries: &[Entry]) -> Self {
+        Self {
+            entries: entries.iter().cloned().map(Some).collect(),
+            cursor: 0,
+            served_current: 0,
+            served_total: 0,
+            calls: 0,
         }
     }
 
@@ -38,7 +55,7 @@ impl RouteCursor {
     pub fn for_scripts(scripts: &[RouteScript]) -> HashMap<String, RouteCursor> {
         scripts
             .iter()
-            .map(|s| (s.route.clone(), RouteCursor::new(s.entries.clone())))
+            .map(|s| (s.route.clone(), RouteCursor::from_slice(&s.entries)))
             .collect()
     }
 
@@ -144,7 +161,8 @@ pub type Stored = (u16, Vec<(String, String)>, String);
 /// What a call gets.
 #[derive(Debug, Clone)]
 pub enum Pick {
-    /// The next scripted entry.
+    /// The next scripted entry (its label moved out: the call's label is
+    /// returned beside it).
     Entry(Entry),
     /// The committed answer of an earlier create with the same idempotency key.
     Stored(Stored),
@@ -159,6 +177,8 @@ pub enum Pick {
 #[derive(Debug, Default)]
 pub struct Upstream {
     routes: Vec<(String, RouteCursor)>,
+    /// Calls made on routes without a script (a scripted route counts
+    /// its own: [`RouteCursor`]).
     attempts: Vec<(String, u32)>,
     total: u32,
     max_calls: u32,
@@ -184,7 +204,7 @@ impl Upstream {
         };
         for s in scripts {
             // A name written twice keeps its last script, as a map would.
-            let cursor = RouteCursor::new(s.entries.clone());
+            let cursor = RouteCursor::from_slice(&s.entries);
             match up.route_mut(&s.route) {
                 Some(c) => *c = cursor,
                 None => {
@@ -213,6 +233,10 @@ impl Upstream {
 
     /// The next attempt number on `route` (1-based), counted.
     fn next_attempt(&mut self, route: &str) -> u32 {
+        if let Some(c) = self.route_mut(route) {
+            c.calls += 1;
+            return c.calls;
+        }
         match self.attempts.iter_mut().find(|(k, _)| k == route) {
             Some((_, n)) => {
                 *n += 1;
@@ -232,8 +256,12 @@ impl Upstream {
             Some(c) => c.push(entry),
             None => {
                 self.sided |= split_key(route).1.is_some();
-                self.routes
-                    .push((route.to_string(), RouteCursor::new(vec![entry])));
+                let mut cursor = RouteCursor::new(vec![entry]);
+                // Calls made before the route had a script keep counting.
+                if let Some(i) = self.attempts.iter().position(|(k, _)| k == route) {
+                    cursor.calls = self.attempts.swap_remove(i).1;
+                }
+                self.routes.push((route.to_string(), cursor));
             }
         }
     }
@@ -335,8 +363,10 @@ impl Upstream {
                 self.failures.push(msg);
                 (attempt, "-".into(), Pick::Refused)
             }
-            Ok(entry) => {
-                let label = entry.label.clone();
+            Ok(mut entry) => {
+                // The label goes to the call's record; no server of the
+                // entry reads it (a copy cost an allocation a call).
+                let label = std::mem::take(&mut entry.label);
                 let stored = idempotency_key
                     .filter(|_| create)
                     .and_then(|k| self.committed.get(k))
@@ -512,6 +542,25 @@ mod tests {
             route: name.into(),
             entries: (0..n).map(|_| Entry::ok()).collect(),
         }
+    }
+
+    /// Attempts are numbered per route: a scripted route counts its own
+    /// calls, an unscripted one is counted by name, and a route scripted
+    /// after calls were made (the recorder) goes on from them.
+    #[test]
+    fn attempts_are_numbered_per_route_across_a_script_added_later() {
+        let mut up = Upstream::new(&[script("A", 2)], 10);
+        let (_, a1, label, pick) = up.call_at("A", None, false, None);
+        assert!(a1 == 1 && label == "ok" && matches!(&pick, Pick::Entry(e) if e.label.is_empty()));
+        let (_, b1, label, pick) = up.call_at("B", None, false, None);
+        assert!(b1 == 1 && label == "-" && matches!(pick, Pick::Refused));
+        let (_, b2, _, _) = up.call_at("B", None, false, None);
+        assert_eq!(b2, 2);
+        up.push_entry("B", Entry::ok());
+        let (_, b3, label, pick) = up.call_at("B", None, false, None);
+        assert!(b3 == 3 && label == "ok" && matches!(pick, Pick::Entry(_)));
+        let (_, a2, _, _) = up.call_at("A", None, false, None);
+        assert_eq!(a2, 2);
     }
 
     #[test]

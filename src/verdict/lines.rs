@@ -10,6 +10,7 @@
 //! token; a field the expected line asserts and the call lacks is shown as
 //! `absent` and explained in a note, never dropped from both sides.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::base::duration::{self, DurationSpec};
@@ -67,12 +68,18 @@ fn written_fields(text: &str) -> impl Iterator<Item = (&str, &str)> {
 
 /// An observed line as shown against the expected trace, and the notes
 /// that explain fields shown as [`ABSENT`].
-pub fn shown(exp: Option<&ExpectedLine>, line: &ObservedLine) -> (String, Vec<String>) {
+///
+/// A line that holds is shown as written, borrowed: it is most lines, and
+/// a copy of each cost an allocation.
+pub fn shown<'e>(
+    exp: Option<&'e ExpectedLine>,
+    line: &ObservedLine,
+) -> (Cow<'e, str>, Vec<String>) {
     let Some(exp) = exp else {
-        return (line.render(None), Vec::new());
+        return (line.render(None).into(), Vec::new());
     };
     if holds(exp, line) {
-        return (exp.text.clone(), Vec::new());
+        return (Cow::Borrowed(&exp.text), Vec::new());
     }
     let label = call_label(&line.route, line.attempt);
     let mut s = format!("{label} {}", line.outcome);
@@ -135,7 +142,7 @@ pub fn shown(exp: Option<&ExpectedLine>, line: &ObservedLine) -> (String, Vec<St
             s.push_str(&duration::format(w));
         }
     }
-    (s, notes)
+    (s.into(), notes)
 }
 
 #[cfg(test)]
