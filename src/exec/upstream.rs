@@ -473,6 +473,9 @@ impl Upstream {
             if let Some(msg) = self.route(route).and_then(|rs| rs.unused(route)) {
                 failures.push(msg);
             }
+            if !self.sided {
+                continue; // no keyed script to look for (most rows)
+            }
             let mut sides: Vec<&String> = self
                 .route_names()
                 .filter(|k| matches!(split_key(k), (r, Some(_)) if r == route))

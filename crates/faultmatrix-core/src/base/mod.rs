@@ -12,6 +12,7 @@ pub mod label;
 pub mod paths;
 pub mod redact;
 pub mod sse;
+pub mod text;
 pub mod url;
 pub mod yaml;
 pub mod yaml_edit;

@@ -67,7 +67,9 @@ pub(crate) fn validate_expect(
         asserted = true;
         // Borrowed from the node: each line is parsed into its own fields.
         let texts: Vec<&str> = match t {
-            Value::String(s) => s.lines().filter(|l| !l.trim().is_empty()).collect(),
+            Value::String(s) => crate::base::text::lines(s)
+                .filter(|l| !crate::base::text::trim(l).is_empty())
+                .collect(),
             Value::Sequence(items) => items
                 .iter()
                 .enumerate()
@@ -84,7 +86,7 @@ pub(crate) fn validate_expect(
                 Vec::new()
             }
         };
-        let mut lines = Vec::new();
+        let mut lines = Vec::with_capacity(texts.len());
         for (i, text) in texts.iter().enumerate() {
             match super::trace_line::parse_line(text, routes) {
                 Ok(l) => {

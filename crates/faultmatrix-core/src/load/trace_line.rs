@@ -6,7 +6,7 @@ use crate::model::{Decision, ExpectedLine};
 
 /// Parses one expected line. `routes` are the names a label may use.
 pub fn parse_line(text: &str, routes: &[String]) -> Result<ExpectedLine, String> {
-    let text = text.trim();
+    let text = crate::base::text::trim(text);
     // The common line is printable ASCII: its fields are split at spaces
     // without decoding characters (the same answers: an ASCII control
     // character is a byte below 0x20 or 0x7F, and once none is left the

@@ -30,8 +30,9 @@ pub fn side_key(route: &str, method: &str, path: &str) -> String {
 /// Splits a script name into its route and, for a keyed side script, its
 /// method and path (`A GET /v1/models` -> `A`, `GET`, `/v1/models`).
 pub fn split_key(name: &str) -> (&str, Option<(&str, &str)>) {
-    // Most keys are a route alone (asked on every call and every finish).
-    if !name.contains(' ') {
+    // Most keys are a route alone (asked on every call and every finish),
+    // a few bytes long: a plain loop, not a searcher set up for each.
+    if !name.bytes().any(|b| b == b' ') {
         return (name, None);
     }
     let mut parts = name.splitn(3, ' ');
@@ -73,6 +74,12 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Whether the answer has header dates written relative to the moment
+    /// it is sent (`{ http-date: now+20s }`), to render then.
+    pub fn has_dates(&self) -> bool {
+        matches!(&self.answer, Answer::Response(r) if !r.dates.is_empty())
+    }
+
     /// The `ok` shorthand: `200 {"ok":true}`, served once.
     pub fn ok() -> Self {
         Entry {
