@@ -27,7 +27,7 @@ pub fn expected_for<'a>(
     i: usize,
     line: &ObservedLine,
 ) -> Option<&'a ExpectedLine> {
-    let same = |e: &&ExpectedLine| e.route == line.route && e.attempt == line.attempt;
+    let same = |e: &&ExpectedLine| e.route() == line.route && e.attempt == line.attempt;
     expected
         .get(i)
         .filter(same)
@@ -46,10 +46,10 @@ fn wait_holds(spec: Option<&DurationSpec>, wait: Option<Duration>) -> bool {
 
 /// Whether every field of `exp` holds for `line`.
 pub fn holds(exp: &ExpectedLine, line: &ObservedLine) -> bool {
-    exp.route == line.route
+    exp.route() == line.route
         && exp.attempt == line.attempt
-        && exp.outcome == line.outcome
-        && exp.code == line.code
+        && exp.outcome() == line.outcome
+        && exp.code() == line.code.as_deref()
         && exp.decision.as_str() == line.decision
         && wait_holds(exp.wait.as_ref(), line.wait)
         && exp.at.as_ref().is_none_or(|s| s.holds(line.at))

@@ -111,7 +111,7 @@ fn expected_calls(lines: &[crate::model::ExpectedLine], observed: &[CallView]) -
     let mut out: Vec<CallView> = Vec::with_capacity(lines.len());
     let mut next = Duration::ZERO;
     for l in lines {
-        let label = crate::exec::trace::call_label(&l.route, l.attempt);
+        let label = crate::exec::trace::call_label(l.route(), l.attempt);
         let start = l.at.as_ref().map_or(next, lo);
         let took = observed
             .iter()
@@ -123,9 +123,9 @@ fn expected_calls(lines: &[crate::model::ExpectedLine], observed: &[CallView]) -
         next = end + wait.unwrap_or_default();
         out.push(CallView {
             label,
-            route: l.route.clone(),
-            outcome: l.outcome.clone(),
-            code: l.code.clone(),
+            route: l.route().to_string(),
+            outcome: l.outcome().to_string(),
+            code: l.code().map(str::to_string),
             decision: l.decision.as_str().to_string(),
             start,
             end: Some(end),

@@ -16,7 +16,7 @@ pub fn wanted_shape(row: &Row) -> Option<Vec<String>> {
         row.expect
             .trace
             .as_ref()
-            .map(|lines| lines.iter().map(|l| l.outcome.clone()).collect())
+            .map(|lines| lines.iter().map(|l| l.outcome().to_string()).collect())
     })
 }
 

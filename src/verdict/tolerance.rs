@@ -41,7 +41,8 @@ pub fn snap(row: &Row, obs: &mut Observation, t: &Tolerance) {
             let zero = DurationSpec::Exact(Duration::ZERO);
             let spec = exp.and_then(|e| e.wait.as_ref());
             // Only judge waits where the expected line is the same call.
-            let same_call = exp.is_some_and(|e| e.route == line.route && e.attempt == line.attempt);
+            let same_call =
+                exp.is_some_and(|e| e.route() == line.route && e.attempt == line.attempt);
             match (spec, same_call) {
                 (Some(s), true) => match t.check(s, w) {
                     Ok(v) => line.wait = Some(v),

@@ -22,6 +22,7 @@
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
@@ -197,14 +198,6 @@ impl Controller {
         &self.codes
     }
 
-    /// Whether a failure with this code moves to the next route at once.
-    fn switches(&self, code: &str) -> bool {
-        match &self.policy.switch_on {
-            Some(list) => list.iter().any(|c| c == code),
-            None => self.codes.get(code).is_some_and(|d| d.switch),
-        }
-    }
-
     /// Runs one logical request to success or a final error. It sleeps on
     /// the tokio clock, so under a paused clock every wait is exact and
     /// instant.
@@ -224,12 +217,14 @@ impl Controller {
         let mut error = FinalError {
             stop: String::new(),
             code: None,
-            request_id: Some(clip(inv.request_id)),
+            // Set when the run fails: a run that succeeds never shows it.
+            request_id: None,
             attempts: Vec::new(),
             omitted: 0,
             output: None,
         };
         let fail = |mut error: FinalError, stop: &str, code: Option<String>| {
+            error.request_id = Some(clip(inv.request_id));
             error.stop = stop.to_string();
             error.code = code.as_deref().map(clip);
             let to = code
@@ -291,8 +286,15 @@ impl Controller {
                 });
                 let known = code.known;
                 let name = last_code.insert(code.code);
-                let def = known.then(|| self.codes.get(name)).flatten();
-                let switch = self.switches(name);
+                // One lookup for both: whether the code is retryable, and
+                // whether it moves to the next route at once (`switch_on`
+                // when the policy lists codes, else the table's `switch`).
+                let found = self.codes.get(name);
+                let def = found.filter(|_| known);
+                let switch = match &p.switch_on {
+                    Some(list) => list.iter().any(|c| c == name),
+                    None => found.is_some_and(|d| d.switch),
+                };
                 if let Some(output) = partial {
                     error.output = Some(output.into());
                     return fail(error, "partial-output", last_code);
@@ -371,7 +373,16 @@ impl Controller {
             partial,
         };
         let limit = self.limit(deadline);
-        let response = match tokio::time::timeout(limit, inv.transport.call(request)).await {
+        // An answer that is there at once (a scripted one always is) needs
+        // no timer: tokio's `timeout` polls its future before its timer
+        // too, so this changes nothing but the cost (a clock read and a
+        // timer built and dropped, about 300 instructions a call).
+        let mut call = inv.transport.call(request);
+        let answered = match std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
+            Poll::Ready(r) => Ok(r),
+            Poll::Pending => tokio::time::timeout(limit, call).await,
+        };
+        let response = match answered {
             Err(_) => return failed(Observed::Timeout, None, true, None),
             Ok(Err(TransportError::Reset)) => return failed(Observed::Reset, None, true, None),
             // Refused: the request never left, so it is not ambiguous.
@@ -383,14 +394,20 @@ impl Controller {
         };
         // HTTP-dates are read against the virtual wall clock when the
         // answer arrives, not when the call started.
-        let wall_now = inv.wall_start + (Instant::now() - start);
-        let guidance = retry_after::guidance(
-            response
-                .headers
-                .iter()
-                .map(|(k, v)| (k.as_str(), v.as_str())),
-            wall_now,
-        );
+        // Read only when there is a header to read it against (a clock
+        // read costs about a hundred instructions).
+        let guidance = if response.headers.is_empty() {
+            None
+        } else {
+            let wall_now = inv.wall_start + (Instant::now() - start);
+            retry_after::guidance(
+                response
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+                wall_now,
+            )
+        };
         let status = response.status;
         match response.body {
             Body::Full(text) => match self.codes.classify(

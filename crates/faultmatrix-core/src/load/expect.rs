@@ -90,7 +90,7 @@ pub(crate) fn validate_expect(
         for (i, text) in texts.iter().enumerate() {
             match super::trace_line::parse_line(text, routes) {
                 Ok(l) => {
-                    if let Some(code) = &l.code {
+                    if let Some(code) = l.code() {
                         if registry.get(code).is_none() && !is_http_code(code) {
                             let pos = {
                                 let (p, l) = cx.indexed();

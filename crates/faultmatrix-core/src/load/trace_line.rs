@@ -2,7 +2,7 @@
 //! `<route><attempt> <outcome> [CODE] <decision> [wait=..] [at=..] [id=..] [size=..]`.
 
 use crate::base::duration::DurationSpec;
-use crate::model::{Decision, ExpectedLine};
+use crate::model::{Decision, ExpectedLine, TextSpan};
 
 /// Parses one expected line. `routes` are the names a label may use.
 pub fn parse_line(text: &str, routes: &[String]) -> Result<ExpectedLine, String> {
@@ -84,7 +84,7 @@ fn fields<'t>(
                 .bytes()
                 .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
         {
-            code = Some(tok.to_string());
+            code = Some(tok);
             continue;
         }
         let hint = crate::base::diag::hint_suffix(tok, Decision::ALL);
@@ -97,10 +97,10 @@ fn fields<'t>(
     })?;
     let mut line = ExpectedLine {
         text: text.to_string(),
-        route,
+        route_at: TextSpan::of(text, route),
         attempt,
-        outcome: outcome.to_string(),
-        code,
+        outcome_at: TextSpan::of(text, outcome),
+        code_at: code.map(|c| TextSpan::of(text, c)),
         decision,
         wait: None,
         at: None,
@@ -183,7 +183,7 @@ pub const OUTCOMES: [&str; 7] = [
     "unscripted",
 ];
 
-fn parse_label(label: &str, routes: &[String]) -> Result<(String, u32), String> {
+fn parse_label<'l>(label: &'l str, routes: &[String]) -> Result<(&'l str, u32), String> {
     let (name, num) = match split_at_byte(label, b'#') {
         Some((n, a)) => (n, a),
         None => {
@@ -220,7 +220,7 @@ fn parse_label(label: &str, routes: &[String]) -> Result<(String, u32), String> 
             routes.join(", ")
         ));
     }
-    Ok((name.to_string(), attempt))
+    Ok((name, attempt))
 }
 
 #[cfg(test)]
@@ -249,12 +249,12 @@ mod tests {
             &routes(),
         )
         .unwrap();
-        assert_eq!((l.route.as_str(), l.attempt), ("A", 2));
-        assert_eq!(l.code.as_deref(), Some("UPSTREAM_UNAVAILABLE"));
+        assert_eq!((l.route(), l.attempt), ("A", 2));
+        assert_eq!(l.code(), Some("UPSTREAM_UNAVAILABLE"));
         assert_eq!(l.decision, Decision::Retry);
         assert!(l.wait.is_some() && l.at.is_some());
         let l = parse_line("gpt4#3 200 return", &routes()).unwrap();
-        assert_eq!((l.route.as_str(), l.attempt, l.code), ("gpt4", 3, None));
+        assert_eq!((l.route(), l.attempt, l.code()), ("gpt4", 3, None));
     }
 
     #[test]
@@ -266,17 +266,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (one.route, one.attempt, one.code),
-            (spaced.route, spaced.attempt, spaced.code)
+            (one.route(), one.attempt, one.code()),
+            (spaced.route(), spaced.attempt, spaced.code())
         );
         assert_eq!(spaced.text, "A2  503   UPSTREAM_UNAVAILABLE retry  wait=1s");
         // A line with other characters splits at any Unicode space.
         let routes = vec!["Å".to_string()];
         let l = parse_line("Å1\u{a0}503 retry", &routes).unwrap();
-        assert_eq!(
-            (l.route.as_str(), l.attempt, l.outcome.as_str()),
-            ("Å", 1, "503")
-        );
+        assert_eq!((l.route(), l.attempt, l.outcome()), ("Å", 1, "503"));
         let e = parse_line("Å1 503\u{7f}retry", &routes).unwrap_err();
         assert!(e.starts_with("control character U+007F after `503`"), "{e}");
         let e = parse_line("A1 503\u{7f}retry", &["A".to_string()]).unwrap_err();

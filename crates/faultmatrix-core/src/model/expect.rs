@@ -5,19 +5,21 @@ use crate::base::duration::DurationSpec;
 use crate::base::yaml::Seg;
 use crate::model::requests::RequestAssertion;
 
-/// One expected trace line.
+/// One expected trace line. Its route, outcome and code are read from
+/// `text` where they were written ([`ExpectedLine::route`] and the others):
+/// a copy of each cost three allocations a line, loading and dropping.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExpectedLine {
     /// The line as written (trimmed).
     pub text: String,
-    /// Route name.
-    pub route: String,
+    /// Where the route name lies in `text`.
+    pub route_at: TextSpan,
     /// Attempt on the route, 1-based.
     pub attempt: u32,
-    /// Outcome token (`503`, `timeout`, `reset`, `malformed`, `broken`).
-    pub outcome: String,
-    /// Reason code, absent for success.
-    pub code: Option<String>,
+    /// Where the outcome token lies in `text` (`503`, `timeout`, ...).
+    pub outcome_at: TextSpan,
+    /// Where the reason code lies in `text`; absent for success.
+    pub code_at: Option<TextSpan>,
     /// Decision token.
     pub decision: Decision,
     /// Expected wait before the next call.
@@ -28,6 +30,60 @@ pub struct ExpectedLine {
     pub id: Option<String>,
     /// Expected request size in bytes.
     pub size: Option<u64>,
+}
+
+/// A part of a line's text: its byte range (`u32`s: a trace line is short).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextSpan {
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+impl TextSpan {
+    /// The span of `part`, a slice of `text`.
+    ///
+    /// # Panics
+    ///
+    /// When `part` is not within `text` (a caller's bug).
+    pub(crate) fn of(text: &str, part: &str) -> Self {
+        let start = (part.as_ptr() as usize)
+            .checked_sub(text.as_ptr() as usize)
+            .filter(|s| s + part.len() <= text.len())
+            .expect("a part of the text");
+        Self {
+            start: start as u32,
+            end: (start + part.len()) as u32,
+        }
+    }
+
+    /// The spanned text.
+    #[inline]
+    pub fn get<'t>(&self, text: &'t str) -> &'t str {
+        text.get(self.start as usize..self.end as usize)
+            .unwrap_or_default()
+    }
+}
+
+impl ExpectedLine {
+    /// The route name (`A`).
+    #[inline]
+    pub fn route(&self) -> &str {
+        self.route_at.get(&self.text)
+    }
+
+    /// The outcome token (`503`, `timeout`, `reset`, `malformed`, `broken`).
+    #[inline]
+    pub fn outcome(&self) -> &str {
+        self.outcome_at.get(&self.text)
+    }
+
+    /// The reason code, absent for success.
+    #[inline]
+    pub fn code(&self) -> Option<&str> {
+        self.code_at.map(|c| c.get(&self.text))
+    }
 }
 
 /// What followed a call.

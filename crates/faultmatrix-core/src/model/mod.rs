@@ -27,7 +27,9 @@ pub mod script;
 pub mod tape;
 pub mod tolerance;
 
-pub use expect::{Decision, Expect, ExpectedError, ExpectedEscalation, ExpectedLine, STOP_REASONS};
+pub use expect::{
+    Decision, Expect, ExpectedError, ExpectedEscalation, ExpectedLine, TextSpan, STOP_REASONS,
+};
 pub use matrix::{Matrix, SystemUnderTest};
 pub use row::{JitterInput, RequestSpec, Row, Script, Settings};
 pub use script::{

@@ -1330,6 +1330,10 @@ mod tests {
             "a: -\n",
             "a: [-1, +2, 0.5, '3']\n",
             "a:\n  |\n  x\n",
+            "t: |\n    deep\n  \n    x\n      more\n",
+            "t: |-\n  a\n  \n\n",
+            "l:\n  - |\n    one\n\n    two\n  - x\n",
+            "t: |\n  only\nnext: 1\n",
         ];
         let mut ok = 0;
         for text in handled {
