@@ -224,7 +224,7 @@ mod tests {
                 model: Some("m".into()),
                 headers: headers
                     .iter()
-                    .map(|(a, b)| (a.to_string(), b.to_string()))
+                    .map(|(a, b)| (a.to_string().into(), b.to_string()))
                     .collect(),
                 ..Request::default()
             },

@@ -4,6 +4,7 @@
 //! is a real HTTP client behind the trait, in faultmatrix rows the scripted
 //! upstream.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
@@ -47,6 +48,15 @@ pub struct RequestSpec {
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// Headers read from a request, as [`Request::headers`] holds them (the
+/// vector is reused in place: the two pair types are the same size).
+pub fn owned_names(headers: Vec<(String, String)>) -> Vec<(Cow<'static, str>, String)> {
+    headers
+        .into_iter()
+        .map(|(k, v)| (Cow::Owned(k), v))
+        .collect()
+}
+
 /// One request, as far as retry logic and the trace care.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Request {
@@ -66,8 +76,10 @@ pub struct Request {
     pub size: u64,
     /// Routing block (for example a `provider` pin), as canonical JSON text.
     pub routing: Option<String>,
-    /// Other headers worth observing (never credentials).
-    pub headers: Vec<(String, String)>,
+    /// Other headers worth observing (never credentials). A name is most
+    /// often a constant (`x-retry-count`): borrowed then, not copied for
+    /// every request.
+    pub headers: Vec<(Cow<'static, str>, String)>,
 }
 
 /// A response.

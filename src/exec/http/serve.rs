@@ -31,7 +31,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use crate::base::lock;
 use crate::contracts::system::RowContext;
-use crate::contracts::transport::{Body, Request, TransportError};
+use crate::contracts::transport::{owned_names, Body, Request, TransportError};
 use crate::exec::runtime::spawn_row_task;
 use crate::exec::scripted::TRUNCATED;
 use crate::exec::wire::http::{self, Chunked, Framing, Head, HttpError};
@@ -324,7 +324,7 @@ fn to_request(ctx: &RowContext, route: &str, head: &Head, body: &[u8]) -> Reques
         idempotency_key,
         size: body.len() as u64,
         routing: ctx.request.routing.clone(),
-        headers,
+        headers: owned_names(headers),
     }
 }
 

@@ -437,7 +437,7 @@ pub fn wire_request(
     if let Some(k) = &r.idempotency_key {
         headers.push(("idempotency-key".into(), k.clone()));
     }
-    headers.extend(r.headers.iter().cloned());
+    headers.extend(r.headers.iter().map(|(k, v)| (k.to_string(), v.clone())));
     if let Some((h, v)) = key {
         headers.push((h.clone(), v.clone()));
     }

@@ -134,7 +134,7 @@ async fn exchange(
     if let Some(k) = &req.idempotency_key {
         headers.push(("idempotency-key".into(), k.clone()));
     }
-    headers.extend(req.headers.iter().cloned());
+    headers.extend(req.headers.iter().map(|(k, v)| (k.to_string(), v.clone())));
     let answer = match net::send(&client, "POST", &url, &headers, body.into_bytes()).await {
         Ok(a) => a,
         Err(Failed::Reset | Failed::Timeout) => return Err(TransportError::Reset),

@@ -212,7 +212,7 @@ pub fn records_with(calls: &[WireCall], time: fn(Duration) -> Duration) -> Vec<C
                     idempotency_key,
                     size: c.body_size,
                     routing: None,
-                    headers,
+                    headers: crate::contracts::transport::owned_names(headers),
                 },
                 entry: c.entry.clone(),
             }
