@@ -100,7 +100,10 @@ pub fn run_row(
     (verdict, observed)
 }
 
-/// A row's result (ignored rows are not run).
+/// A row's result (ignored rows are not run). Never inlined: it names the
+/// row's phase in the benchmark's profile under LTO (a call, a few
+/// instructions).
+#[inline(never)]
 pub fn row_result(matrix: &Matrix, row: &Row, opts: &RunOptions) -> RowResult {
     let started = std::time::Instant::now();
     let ran = row.ignore.is_none();

@@ -36,6 +36,10 @@ pub(super) fn from_str<T: DeserializeOwned>(text: &str) -> Option<T> {
 /// `- `, so all before it on the line is ASCII). The parse
 /// passes over these keys anyway: noting them costs a row a comparison,
 /// where reading them again from the text cost it 3,400 instructions.
+///
+/// Never inlined: called once a file, it names the front end's phase in
+/// the benchmark's profile (`bash bench/perf.sh count`) under LTO.
+#[inline(never)]
 pub(super) fn from_str_noting_row_names<T: DeserializeOwned>(
     text: &str,
 ) -> Option<(T, Vec<(usize, usize)>)> {
