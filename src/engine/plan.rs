@@ -126,14 +126,17 @@ pub struct Selection {
 impl Selection {
     /// Whether a row (or generated test) with this id and tags is selected.
     pub fn keeps(&self, id: &str, tags: &[String]) -> bool {
-        self.filter.as_deref().is_none_or(|f| id.contains(f))
-            && (self.tags.is_empty() || tags.iter().any(|t| self.tags.contains(t)))
+        self.filter.as_deref().is_none_or(|f| id.contains(f)) && self.keeps_tags(tags)
+    }
+
+    fn keeps_tags(&self, tags: &[String]) -> bool {
+        self.tags.is_empty() || tags.iter().any(|t| self.tags.contains(t))
     }
 
     /// Whether a matrix's row is selected. Its id is built only when a
     /// filter reads it (about 500 instructions a row otherwise spent).
     pub fn keeps_row(&self, m: &Matrix, row: &Row) -> bool {
-        (self.tags.is_empty() || row.tags.iter().any(|t| self.tags.contains(t)))
+        self.keeps_tags(&row.tags)
             && self
                 .filter
                 .as_deref()

@@ -29,21 +29,19 @@ pub struct RouteCursor {
 impl RouteCursor {
     /// A cursor at the start of a route's entries.
     pub fn new(entries: Vec<Entry>) -> Self {
-        Self {
-            entries: entries.into_iter().map(Some).collect(),
-            cursor: 0,
-            served_current: 0,
-            served_total: 0,
-            calls: 0,
-        }
+        Self::at_start(entries.into_iter().map(Some).collect())
     }
 
     /// A cursor at the start of a copy of a route's entries (copied
     /// straight into the cursor's slots: a `Vec` clone then `new` built
     /// the vector twice).
     pub fn from_slice(entries: &[Entry]) -> Self {
+        Self::at_start(entries.iter().cloned().map(Some).collect())
+    }
+
+    fn at_start(entries: Vec<Option<Entry>>) -> Self {
         Self {
-            entries: entries.iter().cloned().map(Some).collect(),
+            entries,
             cursor: 0,
             served_current: 0,
             served_total: 0,

@@ -502,6 +502,11 @@ async fn yield_once() {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::policy::RouteConfig;
+    use crate::transport::{BoxFuture, EventStream, Response};
+    use std::sync::Mutex;
+
     /// The retry count header reads as the number written out.
     #[test]
     fn retry_counts_are_the_numbers_written_out() {
@@ -509,11 +514,6 @@ mod tests {
             assert_eq!(super::retry_count(n), n.to_string());
         }
     }
-
-    use super::*;
-    use crate::policy::RouteConfig;
-    use crate::transport::{BoxFuture, EventStream, Response};
-    use std::sync::Mutex;
 
     /// Answers every call with `make(route)`.
     struct Fixed<F>(F);

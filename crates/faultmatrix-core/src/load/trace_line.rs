@@ -19,19 +19,8 @@ pub fn parse_line(text: &str, routes: &[String]) -> Result<ExpectedLine, String>
     {
         return fields(text, space_separated(text), routes);
     }
-    let ascii = text.is_ascii();
-    let control = if ascii {
-        text.bytes().any(|b| b < 0x20 || b == 0x7f)
-    } else {
-        text.chars().any(char::is_control)
-    };
-    if !control {
-        return if ascii {
-            fields(text, space_separated(text), routes)
-        } else {
-            fields(text, text.split_whitespace(), routes)
-        };
-    }
+    // Anything else: a control character is refused, and other text splits
+    // at any Unicode space.
     if let Some(c) = text.chars().find(|c| c.is_control()) {
         // A tab looks like a space in a diff: the two lines would look the same.
         let before: String = text.chars().take_while(|x| *x != c).collect();
