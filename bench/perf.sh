@@ -80,6 +80,21 @@ count() {
     fi
   done
   echo "(the whole profile: callgrind_annotate --inclusive=yes $out/cg-big.out)"
+  # The model cache (`run --cache DIR`): one run of each tree fills it,
+  # then the same two runs are counted reading it back.
+  local cache="$out/model-cache"
+  rm -rf "$cache"
+  "$cli" run --quiet --threads 1 --cache "$cache" "$small" > /dev/null
+  "$cli" run --quiet --threads 1 --cache "$cache" "$big" > /dev/null
+  a=$(ir "$out/cg-small-cached.out" "$cli" run --quiet --threads 1 --cache "$cache" "$small")
+  b=$(ir "$out/cg-big-cached.out" "$cli" run --quiet --threads 1 --cache "$cache" "$big")
+  echo "with the model cache (--cache, filled by an earlier run): $(per $((b - a)) $rows) instructions/row"
+  local x y
+  x=$(incl "$out/cg-small-cached.out" "faultmatrix::engine::discover::load_one")
+  y=$(incl "$out/cg-big-cached.out" "faultmatrix::engine::discover::load_one")
+  if [ -n "$x" ] && [ -n "$y" ]; then
+    echo "  load (read + compare + decode): $(per $((y - x)) $rows)"
+  fi
 }
 
 frontends() {

@@ -12,7 +12,7 @@ pub use paths::{bin, workspace};
 /// exit code (`-1` when killed by a signal), stdout and stderr.
 ///
 /// The variables that switch the CLI's modes (`FAULTMATRIX_RECORD`,
-/// `FAULTMATRIX_BLESS`, `FAULTMATRIX_PROGRESS`, and `CI`/`GITHUB_ACTIONS`,
+/// `FAULTMATRIX_BLESS`, `FAULTMATRIX_PROGRESS`, `FAULTMATRIX_CACHE`, and `CI`/`GITHUB_ACTIONS`,
 /// which refuse blessing and change reports) are removed so that neither a
 /// developer's shell nor the CI job running the tests can change a test's
 /// outcome; a test about CI passes them in `env`.
@@ -23,6 +23,7 @@ pub fn cli_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String,
         "FAULTMATRIX_RECORD",
         "FAULTMATRIX_BLESS",
         "FAULTMATRIX_PROGRESS",
+        "FAULTMATRIX_CACHE",
         "CI",
         "GITHUB_ACTIONS",
     ] {

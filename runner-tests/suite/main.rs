@@ -30,6 +30,7 @@ mod junit;
 mod layers;
 mod light_build;
 mod live;
+mod model_cache;
 mod registry;
 mod rough_edges;
 mod rules;

@@ -119,6 +119,12 @@ pub struct RunArgs {
     /// `FAULTMATRIX_BLESS=1`; refused under CI).
     #[arg(long)]
     pub bless: bool,
+    /// Keep each validated matrix file in DIR and read it back from there
+    /// while the file, the registry it names and this build of faultmatrix
+    /// are unchanged (also `FAULTMATRIX_CACHE=DIR`). See docs/running.md,
+    /// "The model cache".
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<std::path::PathBuf>,
 }
 
 /// Entry point of the binary: the only place (with the cargo harness) that
@@ -148,7 +154,20 @@ pub fn main() -> ExitCode {
     if let Command::Run(a) = &cli.command {
         loader.bless = blessing(a, &env);
     }
-    ExitCode::from(match cli.command {
+    let mut quiet = false;
+    if let Command::Run(a) | Command::Record(a) = &cli.command {
+        quiet = a.quiet;
+        let dir = (a.cache.clone()).or_else(|| env.non_empty("FAULTMATRIX_CACHE").map(Into::into));
+        if let Some(dir) = dir {
+            match crate::load::stored::ModelCache::new(env.cwd.join(dir)) {
+                Some(cache) => loader = loader.with_cache(std::sync::Arc::new(cache)),
+                None => eprintln!(
+                    "warning: the model cache is off: this build of faultmatrix cannot identify its own executable, and a cache is never trusted across builds"
+                ),
+            }
+        }
+    }
+    let code = match cli.command {
         Command::Run(a) => cmd_run(&a, &loader, env, Mode::from_env),
         Command::List(a) => cmd_list(&a, &loader),
         Command::Codes(a) => crate::cli::commands::codes(a.registry.as_deref()),
@@ -164,7 +183,17 @@ pub fn main() -> ExitCode {
         Command::Serve(a) => crate::cli::wire::serve(&a, &loader.systems),
         Command::Client(a) => crate::cli::wire::client(&a, &loader.systems, &env),
         Command::Explore(a) => crate::cli::explore::explore(&a, &loader.systems, env),
-    })
+    };
+    if let Some(cache) = &loader.cache {
+        if let Some(why) = cache.write_error() {
+            eprintln!("warning: the model cache was not written (the run is unaffected): {why}");
+        }
+        if !quiet {
+            let (read, stored) = cache.counts();
+            eprintln!("model cache: {read} file(s) read back, {stored} stored");
+        }
+    }
+    ExitCode::from(code)
 }
 
 /// Resolves path arguments (files, directories, globs) into files.

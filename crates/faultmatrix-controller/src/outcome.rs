@@ -23,7 +23,7 @@ pub fn call_label(route: &str, attempt: u32) -> String {
 }
 
 /// Jitter input for a run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum JitterInput {
     /// A deterministic generator from a seed.
     Seed(u64),

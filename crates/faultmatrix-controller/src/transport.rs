@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 /// One item of a server-sent-event stream.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SseItem {
     /// A comment line (`: keep-alive`): not data.
     Comment(String),
@@ -28,7 +28,7 @@ pub enum SseItem {
 }
 
 /// What kind of request a client sends: what retry rules depend on.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RequestSpec {
     /// Model name, if any.
     pub model: Option<String>,

@@ -228,7 +228,7 @@ pub fn format_http_date(t: SystemTime, form: u8) -> String {
 
 /// The three HTTP-date forms of RFC 9110 §5.6.7, by name for matrix files;
 /// `form as u8` is [`format_http_date`]'s form number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[repr(u8)]
 pub enum DateForm {
     /// `Sun, 06 Nov 1994 08:49:37 GMT` (the preferred form).

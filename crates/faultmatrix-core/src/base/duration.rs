@@ -19,7 +19,7 @@ pub fn round_ms(d: Duration) -> Duration {
 }
 
 /// An expected duration: exact, or an inclusive range `lo..hi`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum DurationSpec {
     /// Exactly this duration.
     Exact(Duration),

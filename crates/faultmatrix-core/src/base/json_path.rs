@@ -24,7 +24,7 @@ pub const MAX_KEPT: usize = 4096;
 pub const BODY_HEADER: &str = ":body";
 
 /// One step of a path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Step {
     /// An object member.
     Key(String),
@@ -33,7 +33,7 @@ pub enum Step {
 }
 
 /// A path naming one node of a JSON document.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct JsonPath {
     /// As written.
     pub text: String,

@@ -20,7 +20,18 @@ use yaml_rust2::scanner::Marker;
 pub use serde_yaml::Value;
 
 /// A 1-based line and column in a source file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Pos {
     /// 1-based line.
     pub line: usize,
@@ -40,7 +51,7 @@ pub struct YamlError {
 }
 
 /// One step of a path into a YAML document.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Seg {
     /// A mapping key.
     Key(Key),
@@ -111,6 +122,52 @@ impl From<String> for Key {
 impl From<&String> for Key {
     fn from(s: &String) -> Self {
         Self(KeyRepr::Shared(s.as_str().into()))
+    }
+}
+
+/// Keys a stored model (`load::stored`) reads back without allocating:
+/// the ones every row's paths hold. Any other key is read as shared text.
+const STORED_KEYS: [&str; 16] = [
+    "rows",
+    "name",
+    "inject",
+    "expect",
+    "trace",
+    "policy",
+    "routes",
+    "attempts",
+    "codes",
+    "max_attempts",
+    "requests",
+    "settings",
+    "defaults",
+    "error",
+    "stop",
+    "tape",
+];
+
+impl serde::Serialize for Key {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Key, E> {
+                Ok(match STORED_KEYS.iter().find(|k| **k == s) {
+                    Some(k) => Key::lit(k),
+                    None => Key::from(s),
+                })
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 

@@ -43,7 +43,7 @@ impl std::fmt::Display for RegistryError {
 
 impl std::error::Error for RegistryError {}
 
-type Slot = (String, Result<Arc<Registry>, Arc<FileErrors>>);
+type Slot = (Arc<str>, Result<Arc<Registry>, Arc<FileErrors>>);
 
 /// Registry files parsed once per text, for one run (the engine owns one;
 /// nothing is kept between runs or across the process).
@@ -100,6 +100,12 @@ impl RegistryCache {
 
     /// Loads a registry file, parsing it at most once per distinct text.
     pub fn load(&self, path: &Path) -> Result<Arc<Registry>, RegistryError> {
+        self.load_with_text(path).map(|(r, _)| r)
+    }
+
+    /// [`Self::load`], with the text the registry was read from (what the
+    /// model cache compares before it uses a stored matrix).
+    pub fn load_with_text(&self, path: &Path) -> Result<(Arc<Registry>, Arc<str>), RegistryError> {
         let shown = self.display(path);
         let text = crate::base::confine::read_text(path, crate::base::confine::MAX_FILE_BYTES)
             .map_err(|e| RegistryError {
@@ -115,8 +121,9 @@ impl RegistryCache {
         {
             let map = crate::base::lock(&self.map);
             if let Some((cached, result)) = map.get(&key) {
-                if *cached == text {
-                    return result.clone().map_err(invalid);
+                if **cached == *text {
+                    let text = cached.clone();
+                    return result.clone().map(|r| (r, text)).map_err(invalid);
                 }
             }
         }
@@ -127,8 +134,9 @@ impl RegistryCache {
             }
             Err(e) => Err(Arc::new(e)),
         };
-        crate::base::lock(&self.map).insert(key, (text, result.clone()));
-        result.map_err(invalid)
+        let text: Arc<str> = Arc::from(text);
+        crate::base::lock(&self.map).insert(key, (text.clone(), result.clone()));
+        result.map(|r| (r, text)).map_err(invalid)
     }
 }
 

@@ -16,6 +16,7 @@ use crate::base::diag::{did_you_mean, Diagnostic, FileErrors, LoadErrorKind};
 use crate::base::yaml::{self, Pos, Seg, Value};
 use crate::contracts::system::System;
 use crate::load::cache::{RegistryCache, RegistryError, RegistryErrorKind};
+use crate::load::stored::{ModelCache, Recipe, Using};
 use crate::load::systems::Systems;
 use crate::model::{Matrix, Script, Settings, SystemUnderTest};
 
@@ -38,6 +39,9 @@ pub struct Loader {
     /// paths stay inside the longest root holding it, else inside its own
     /// directory.
     pub roots: Vec<PathBuf>,
+    /// Where validated files are kept for the next run (`None`: nothing is
+    /// kept; see [`crate::load::stored`]).
+    pub cache: Option<Arc<ModelCache>>,
 }
 
 impl Loader {
@@ -56,6 +60,7 @@ impl Loader {
             cwd,
             bless: false,
             roots: Vec::new(),
+            cache: None,
         }
     }
 
@@ -64,6 +69,23 @@ impl Loader {
     pub fn with_roots(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Self {
         self.roots.extend(roots);
         self
+    }
+
+    /// Keeps validated files in `cache` and reads them back from it when
+    /// nothing they were loaded from changed.
+    pub fn with_cache(mut self, cache: Arc<ModelCache>) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// What the model cache checks and rebuilds a stored file with.
+    fn using(&self) -> Using<'_> {
+        Using {
+            systems: &self.systems,
+            registries: &self.registries,
+            roots: &self.roots,
+            bless: self.bless,
+        }
     }
 
     /// Loads and validates one matrix file. `display` is the name shown in
@@ -101,7 +123,7 @@ impl Loader {
     ) -> Result<Matrix, FileErrors> {
         let mut cx = Ctx::new(display, text);
         cx.pending_ok = self.bless;
-        let result = load_inner(&mut cx, text, dir, None, self);
+        let result = load_inner(&mut cx, text, dir, None, self, None);
         cx.finish(result)
     }
 
@@ -113,10 +135,27 @@ impl Loader {
         text: &str,
         path: &Path,
     ) -> Result<Matrix, FileErrors> {
+        if let Some(cache) = &self.cache {
+            if let Some(m) = cache.get(&self.using(), display, text, path) {
+                return Ok(m);
+            }
+        }
         let mut cx = Ctx::new(display, text);
         cx.pending_ok = self.bless;
-        let result = load_inner(&mut cx, text, path.parent(), Some(path), self);
-        cx.finish(result)
+        let mut recipe = self.cache.as_ref().map(|_| Recipe::default());
+        let result = load_inner(
+            &mut cx,
+            text,
+            path.parent(),
+            Some(path),
+            self,
+            recipe.as_mut(),
+        );
+        let result = cx.finish(result);
+        if let (Some(cache), Some(recipe), Ok(m)) = (&self.cache, recipe, &result) {
+            cache.put(&self.using(), display, text, path, m, recipe);
+        }
+        result
     }
 }
 
@@ -198,6 +237,7 @@ fn load_inner(
     dir: Option<&Path>,
     file: Option<&Path>,
     loader: &Loader,
+    mut recipe: Option<&mut Recipe>,
 ) -> Option<Matrix> {
     let systems = &loader.systems;
     // Every path the matrix names stays inside this root.
@@ -256,8 +296,13 @@ fn load_inner(
                 );
                 return None;
             }
-            match loader.registries.load(&path) {
-                Ok(r) => r,
+            match loader.registries.load_with_text(&path) {
+                Ok((r, read)) => {
+                    if let Some(recipe) = recipe.as_deref_mut() {
+                        recipe.registry = Some((rel.clone(), read));
+                    }
+                    r
+                }
                 Err(e) => {
                     registry_load_error(cx, &loader.registries.display(&path), e);
                     return None;
@@ -271,6 +316,10 @@ fn load_inner(
         Some(c) => super::codes::validate(cx, c, &[key("codes")], &registry),
         None => Vec::new(),
     };
+    if let Some(recipe) = recipe.as_deref_mut() {
+        recipe.file_limits = file_limits.clone();
+        recipe.policy = raw.policy.clone();
+    }
     let sys_registry = if file_limits.is_empty() {
         registry.clone()
     } else {
@@ -491,7 +540,13 @@ fn load_inner(
             None if !row_limits.is_empty() => Some(Value::Mapping(Default::default())),
             None => None,
         };
+        let mut row_recipe = None;
         if let Some(over) = over {
+            if recipe.is_some() {
+                let merged =
+                    super::row_policy::merge(raw.policy.as_ref().unwrap_or(&Value::Null), &over);
+                row_recipe = Some((merged, row_limits.clone()));
+            }
             match (&command, systems.get(&sut_name)) {
                 (None, Some(factory)) => {
                     match super::row_policy::build(
@@ -561,6 +616,9 @@ fn load_inner(
             };
             if let Some(t) = row_tape(cx, tape, record, has_inject, &path, &place) {
                 row.script = Script::Tape(Box::new(t));
+            }
+            if let Some(recipe) = recipe.as_deref_mut() {
+                recipe.rows.push(row_recipe);
             }
             rows.push(row);
         }

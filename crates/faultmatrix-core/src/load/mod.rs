@@ -42,6 +42,7 @@ pub mod rows;
 #[cfg(feature = "schema")]
 pub mod schema;
 pub mod settings;
+pub mod stored;
 pub mod systems;
 pub mod tape;
 pub mod trace_line;

@@ -8,7 +8,7 @@ use crate::model::requests::RequestAssertion;
 /// One expected trace line. Its route, outcome and code are read from
 /// `text` where they were written ([`ExpectedLine::route`] and the others):
 /// a copy of each cost three allocations a line, loading and dropping.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ExpectedLine {
     /// The line as written (trimmed).
     pub text: String,
@@ -33,7 +33,7 @@ pub struct ExpectedLine {
 }
 
 /// A part of a line's text: its byte range (`u32`s: a trace line is short).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TextSpan {
     /// First byte.
     pub start: u32,
@@ -87,7 +87,7 @@ impl ExpectedLine {
 }
 
 /// What followed a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Decision {
     /// Another call on the same route.
     Retry,
@@ -138,7 +138,7 @@ pub const STOP_REASONS: [&str; 8] = [
 ];
 
 /// An expected escalation event.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ExpectedEscalation {
     /// Reason code.
     pub code: String,
@@ -147,7 +147,7 @@ pub struct ExpectedEscalation {
 }
 
 /// Expectations on the final error the caller receives.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ExpectedError {
     /// The initial request id (`$request_id` means the row's synthetic id).
     pub request_id: Option<String>,
@@ -160,7 +160,7 @@ pub struct ExpectedError {
 }
 
 /// What a row asserts.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Expect {
     /// The exact trace, line by line.
     pub trace: Option<Vec<ExpectedLine>>,

@@ -164,6 +164,12 @@ impl Matrix {
         self.row_names = OnceLock::from(Some(at));
     }
 
+    /// The rows' `name` positions, when they are known already (noted at
+    /// load, or read once): what the model cache stores with the rows.
+    pub(crate) fn noted_row_names(&self) -> Option<&[Pos]> {
+        self.row_names.get().and_then(Option::as_deref)
+    }
+
     /// The rows' `name` positions read from the text's lines, when the
     /// text is in the plain shape and each item there names the row loaded
     /// from it (so a position is never another row's).

@@ -62,7 +62,7 @@ pub struct Fixture {
 
 /// One code's `max_attempts` set in a matrix (`codes:` of the file or of
 /// a row) instead of in the registry file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CodeLimit {
     /// The registry code.
     pub code: String,

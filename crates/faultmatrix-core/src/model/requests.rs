@@ -29,7 +29,7 @@
 use crate::base::json_path::JsonPath;
 
 /// What a header must be.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum HeaderExpect {
     /// Exactly this value.
     Is(String),
@@ -44,9 +44,10 @@ pub enum HeaderExpect {
 }
 
 /// What the value at a body path must be.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BodyExpect {
     /// Equal to this JSON value.
+    #[serde(with = "json_text")]
     Is(serde_json::Value),
     /// Present, any value (`null` included).
     Present,
@@ -57,7 +58,7 @@ pub enum BodyExpect {
 }
 
 /// Assertions on one call (or all calls).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RequestAssertion {
     /// `A1`, or `*` for every call.
     pub call: String,
@@ -87,4 +88,19 @@ pub fn body_paths(assertions: &[RequestAssertion]) -> Vec<JsonPath> {
         }
     }
     out
+}
+
+/// A JSON value stored as its text: the model cache's binary form cannot
+/// hold a self-describing value.
+mod json_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &serde_json::Value, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&v.to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<serde_json::Value, D::Error> {
+        let text = <&str>::deserialize(d)?;
+        serde_json::from_str(text).map_err(serde::de::Error::custom)
+    }
 }

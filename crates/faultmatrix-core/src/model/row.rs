@@ -11,7 +11,7 @@ use crate::model::tolerance::Tolerance;
 pub use faultmatrix_controller::{JitterInput, RequestSpec};
 
 /// One row: a test.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Row {
     /// Unique within the file.
     pub name: String,
@@ -30,11 +30,13 @@ pub struct Row {
 }
 
 /// Where a row's answers come from: written `inject`, or a recorded tape.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Script {
     /// What each route answers, in declaration order.
     Inject(Vec<RouteScript>),
-    /// A recorded tape, replayed (or recorded) in order.
+    /// A recorded tape, replayed (or recorded) in order. Not stored by the
+    /// model cache (a tape is a file of its own; a tape row loads cold).
+    #[serde(skip)]
     Tape(Box<TapeRow>),
 }
 
@@ -70,7 +72,7 @@ impl Row {
 }
 
 /// Run settings of a row (row overrides file defaults).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Settings {
     /// Overrides the system's deadline.
     pub deadline: Option<Duration>,
@@ -87,7 +89,9 @@ pub struct Settings {
     /// How far real waits may be from expected ones (over the wire only).
     pub tolerance: Tolerance,
     /// The system built from the row's own `policy` keys merged over the
-    /// file's, when the row has some.
+    /// file's, when the row has some. The model cache stores how to build
+    /// it again, not the system (`load::stored`).
+    #[serde(skip)]
     pub system: Option<RowSystem>,
     /// A command system's environment for this row, added after the
     /// file's `system.env`.
@@ -102,12 +106,13 @@ pub struct Settings {
     /// where (the row's `policy` when it sets `routes`, else the file's),
     /// shared by the rows that use the same: a failing row explains a
     /// route cut short by a code's `max_attempts` without reading the file
-    /// again.
+    /// again. The model cache stores each distinct list once.
+    #[serde(skip)]
     pub attempts: std::sync::Arc<[WrittenAttempts]>,
 }
 
 /// A route's `attempts` as written in a reference policy.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WrittenAttempts {
     /// The route.
     pub route: String,

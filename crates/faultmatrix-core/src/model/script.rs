@@ -6,7 +6,7 @@ use std::time::Duration;
 pub use faultmatrix_controller::SseItem;
 
 /// The scripted answers of one route, or of one route's side calls.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RouteScript {
     /// The route's name (`A`), or for a keyed side script the route, method
     /// and path (`A GET /v1/models`, see [`side_key`]).
@@ -49,7 +49,7 @@ pub fn match_path(target: &str) -> &str {
 }
 
 /// How often an entry is served before the script moves on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Repeat {
     /// Served this many times (at least 1).
     Times(u32),
@@ -58,7 +58,7 @@ pub enum Repeat {
 }
 
 /// One script entry: what one call (or a run of calls) gets.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     /// What the upstream does.
     pub answer: Answer,
@@ -99,7 +99,7 @@ impl Entry {
 }
 
 /// What an upstream does for one call.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Answer {
     /// An HTTP response (possibly a stream).
     Response(ScriptedResponse),
@@ -118,7 +118,7 @@ pub enum Answer {
 }
 
 /// A scripted HTTP response.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct ScriptedResponse {
     /// Status code.
     pub status: u16,
@@ -136,7 +136,7 @@ pub struct ScriptedResponse {
 
 /// A header value written relative to "now": an HTTP-date `offset` after
 /// (or before) the row's wall clock at the moment the answer is sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RelativeDate {
     /// Index of the header in [`ScriptedResponse::headers`].
     pub header: usize,
@@ -169,7 +169,7 @@ impl ScriptedResponse {
 }
 
 /// A scripted server-sent-event stream.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct StreamSpec {
     /// Items in order.
     pub items: Vec<SseItem>,

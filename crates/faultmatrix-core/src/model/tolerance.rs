@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::base::duration::{self, DurationSpec};
 
 /// How far a real duration may be from the expected one.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Tolerance {
     /// Absolute slack, both sides.
     pub abs: Duration,

@@ -1,0 +1,694 @@
+//! The model cache: a matrix file's validated rows kept in a compact binary
+//! form, so a run that reads the same file again skips parsing and
+//! validation (issue 15: a row's load is about 40 % of its cost).
+//!
+//! It is opt-in (`faultmatrix run --cache DIR`, or `FAULTMATRIX_CACHE`): a
+//! directory the user names, never one a matrix names. One entry per
+//! matrix path, replaced when the file changes; an entry is used only when
+//! everything the load read is unchanged, and is never trusted across
+//! builds:
+//!
+//! - the program: the crate's version, the entry format, and the running
+//!   executable's size and modification time (any rebuild is a miss);
+//! - the file: its path, the name it is shown under, and its whole text,
+//!   compared byte for byte (not a hash of it);
+//! - the registry it names: resolved and confined again, its whole text
+//!   compared;
+//! - the loader: whether it blesses, and the system the file names, which
+//!   is built again from the stored `policy` by the loader's own factory
+//!   (a system is code, not data: it is never stored).
+//!
+//! What is not cached loads cold, exactly as without a cache: a file with
+//! errors, a command system, and a file with a tape row (a tape is a file of
+//! its own). A damaged or foreign entry (a checksum, a format or a stamp
+//! that does not match, a truncated file) is a miss, never an error. A
+//! write that fails leaves the run as it is; the first failure is kept for
+//! the caller to show ([`ModelCache::write_error`]).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use crate::base::confine;
+use crate::base::yaml::{Pos, Value};
+use crate::load::cache::RegistryCache;
+use crate::load::systems::Systems;
+use crate::model::matrix::{Matrix, SystemUnderTest};
+use crate::model::registry::{CodeLimit, Registry};
+use crate::model::row::{Row, RowSystem, Script, WrittenAttempts};
+
+/// The entry format; bump it when the stored shape changes (the stamp
+/// also changes with every build, so this guards a same-binary reuse).
+const FORMAT: u32 = 1;
+const MAGIC: &[u8; 8] = b"FMMODEL\0";
+/// The largest entry read back. A model takes about 25 times its text,
+/// and its stored form less than that; past this the file loads cold.
+const MAX_ENTRY_BYTES: u64 = 32 * confine::MAX_FILE_BYTES;
+
+/// What a load needs to rebuild the parts of a matrix that are code, not
+/// data: noted by the loader while it loads a file (see
+/// `Loader::with_cache`).
+#[derive(Debug, Default)]
+pub(crate) struct Recipe {
+    /// The `registry:` as written, and the text read for it.
+    pub registry: Option<(String, Arc<str>)>,
+    /// The file's `policy`, as given to the system's factory.
+    pub policy: Option<Value>,
+    /// The file's `codes:` limits.
+    pub file_limits: Vec<CodeLimit>,
+    /// For each loaded row, in order: the merged policy and the row's own
+    /// limits its system was built from, when it has one.
+    pub rows: Vec<Option<(Value, Vec<CodeLimit>)>>,
+}
+
+/// The parts of the loader a stored matrix is checked and rebuilt with.
+pub(crate) struct Using<'a> {
+    /// The systems a `system:` key may name.
+    pub systems: &'a Systems,
+    /// The run's registry files.
+    pub registries: &'a RegistryCache,
+    /// The configured roots (see [`crate::base::confine`]).
+    pub roots: &'a [PathBuf],
+    /// Whether the loader blesses.
+    pub bless: bool,
+}
+
+/// A directory of stored models, shared by every file a run loads.
+#[derive(Debug)]
+pub struct ModelCache {
+    dir: PathBuf,
+    stamp: String,
+    write_error: Mutex<Option<String>>,
+    read: AtomicU64,
+    stored: AtomicU64,
+}
+
+/// The part of an entry compared before anything else is decoded.
+#[derive(Serialize, Deserialize)]
+struct Head<'a> {
+    stamp: &'a str,
+    path: &'a str,
+    display: &'a str,
+    bless: bool,
+    source: &'a str,
+    registry: Option<(&'a str, &'a str)>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Body {
+    system: String,
+    /// The file's `policy` as YAML text (a YAML value cannot be stored in
+    /// the binary form; the text reads back to the same value).
+    policy: Option<String>,
+    file_limits: Vec<CodeLimit>,
+    title: String,
+    row_names: Option<Vec<Pos>>,
+    /// Each distinct `attempts` list once; rows name theirs by index.
+    attempts: Vec<Vec<WrittenAttempts>>,
+    rows: Vec<StoredRow>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredRow {
+    row: Row,
+    attempts: u32,
+    /// The merged policy (YAML text) and the row's own limits.
+    system: Option<(String, Vec<CodeLimit>)>,
+}
+
+impl ModelCache {
+    /// A cache in `dir` (created at the first write) for this build of the
+    /// program. `None` when the running executable cannot be identified:
+    /// an entry is never trusted across builds, so without an identity
+    /// nothing is cached.
+    pub fn new(dir: PathBuf) -> Option<Self> {
+        let exe = std::env::current_exe().ok()?;
+        let meta = std::fs::metadata(exe).ok()?;
+        let modified = meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        let stamp = format!(
+            "faultmatrix-core {} format {FORMAT} exe {} {}.{:09}",
+            env!("CARGO_PKG_VERSION"),
+            meta.len(),
+            modified.as_secs(),
+            modified.subsec_nanos()
+        );
+        Some(Self::with_stamp(dir, stamp))
+    }
+
+    /// A cache with a given stamp (tests: two stamps are two builds).
+    pub fn with_stamp(dir: PathBuf, stamp: String) -> Self {
+        Self {
+            dir,
+            stamp,
+            write_error: Mutex::new(None),
+            read: AtomicU64::new(0),
+            stored: AtomicU64::new(0),
+        }
+    }
+
+    /// Files read back from the cache, and files stored in it, so far.
+    pub fn counts(&self) -> (u64, u64) {
+        (
+            self.read.load(Ordering::Relaxed),
+            self.stored.load(Ordering::Relaxed),
+        )
+    }
+
+    /// The directory entries are kept in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The first write that failed in this run, if any (what the operating
+    /// system said); the run itself is unaffected.
+    pub fn write_error(&self) -> Option<String> {
+        crate::base::lock(&self.write_error).clone()
+    }
+
+    /// The entry for the matrix at `path` (its absolute form, as written).
+    fn entry_path(&self, abs: &str) -> PathBuf {
+        self.dir
+            .join(format!("{:016x}.fmmodel", checksum(abs.as_bytes())))
+    }
+
+    /// The matrix stored for this file and text, rebuilt; `None` on any
+    /// difference (the caller loads the file cold).
+    pub(crate) fn get(
+        &self,
+        loader: &Using<'_>,
+        display: &str,
+        text: &str,
+        path: &Path,
+    ) -> Option<Matrix> {
+        let abs = absolute(path)?;
+        let bytes = read_bounded(&self.entry_path(&abs))?;
+        let rest = bytes.strip_prefix(MAGIC.as_slice())?;
+        let (sum, payload) = rest.split_first_chunk::<8>()?;
+        let (head, body): (Head<'_>, &[u8]) = postcard::take_from_bytes(payload).ok()?;
+        let same = head.stamp == self.stamp
+            && head.path == abs
+            && head.display == display
+            && head.bless == loader.bless
+            && head.source == text;
+        if !same || u64::from_le_bytes(*sum) != checksum(body) {
+            return None;
+        }
+        let dir = path.parent();
+        let registry = match head.registry {
+            None => super::registry::builtin(),
+            Some((written, stored)) => {
+                let root = confine::root_for(loader.roots, dir)?;
+                let here = dir.unwrap_or(Path::new(""));
+                confine::resolve(&root, here, written, confine::Want::ExistingFile).ok()?;
+                let at = dir.map_or_else(|| Path::new(written).to_path_buf(), |d| d.join(written));
+                let (registry, read) = loader.registries.load_with_text(&at).ok()?;
+                if *read != *stored {
+                    return None;
+                }
+                registry
+            }
+        };
+        let body: Body = postcard::from_bytes(body).ok()?;
+        let factory = loader.systems.get(&body.system)?;
+        let sys_registry = with_limits(&registry, &body.file_limits);
+        let policy = match &body.policy {
+            Some(t) => crate::base::yaml::parse_value(t).ok()?,
+            None => Value::Null,
+        };
+        let built = factory(&policy, &sys_registry).ok()?;
+        let attempts: Vec<Arc<[WrittenAttempts]>> =
+            body.attempts.into_iter().map(Arc::from).collect();
+        let mut rows = Vec::with_capacity(body.rows.len());
+        for stored in body.rows {
+            let mut row = stored.row;
+            row.settings.attempts = attempts.get(stored.attempts as usize)?.clone();
+            if let Some((merged, limits)) = stored.system {
+                let merged = crate::base::yaml::parse_value(&merged).ok()?;
+                let b = factory(&merged, &with_limits(&sys_registry, &limits)).ok()?;
+                row.settings.system = Some(RowSystem {
+                    system: b.system,
+                    deadline: b.deadline,
+                });
+            }
+            rows.push(row);
+        }
+        let mut matrix = Matrix::new(
+            display.to_string(),
+            Arc::from(text),
+            body.title,
+            SystemUnderTest::InProcess {
+                name: body.system,
+                system: built.system,
+            },
+            registry,
+            rows,
+            built.body_paths,
+        );
+        matrix.deadline = built.deadline;
+        if let Some(at) = body.row_names {
+            matrix.note_row_name_positions(at);
+        }
+        self.read.fetch_add(1, Ordering::Relaxed);
+        Some(matrix)
+    }
+
+    /// Stores a matrix just loaded cold from `text`, when it can be rebuilt
+    /// from what is stored (see the module's documentation).
+    pub(crate) fn put(
+        &self,
+        loader: &Using<'_>,
+        display: &str,
+        text: &str,
+        path: &Path,
+        matrix: &Matrix,
+        recipe: Recipe,
+    ) {
+        let SystemUnderTest::InProcess { name, .. } = &matrix.system else {
+            return;
+        };
+        if recipe.rows.len() != matrix.rows.len()
+            || matrix
+                .rows
+                .iter()
+                .any(|r| matches!(r.script, Script::Tape(_)))
+        {
+            return;
+        }
+        let Some(abs) = absolute(path) else { return };
+        let yaml = |v: &Value| serde_yaml::to_string(v).ok();
+        let policy = match &recipe.policy {
+            Some(p) => match yaml(p) {
+                Some(t) => Some(t),
+                None => return,
+            },
+            None => None,
+        };
+        let mut lists: Vec<&Arc<[WrittenAttempts]>> = Vec::new();
+        let mut rows = Vec::with_capacity(matrix.rows.len());
+        for (row, system) in matrix.rows.iter().zip(recipe.rows) {
+            let at = &row.settings.attempts;
+            let index = match lists.iter().position(|l| Arc::ptr_eq(l, at) || **l == *at) {
+                Some(i) => i,
+                None => {
+                    lists.push(at);
+                    lists.len() - 1
+                }
+            };
+            let system = match system {
+                Some((merged, limits)) => match yaml(&merged) {
+                    Some(t) => Some((t, limits)),
+                    None => return,
+                },
+                None => None,
+            };
+            let mut row = row.clone();
+            row.settings.system = None;
+            rows.push(StoredRow {
+                row,
+                attempts: index as u32,
+                system,
+            });
+        }
+        let body = Body {
+            system: name.clone(),
+            policy,
+            file_limits: recipe.file_limits,
+            title: matrix.title.clone(),
+            row_names: matrix.noted_row_names().map(<[Pos]>::to_vec),
+            attempts: lists.iter().map(|l| l.to_vec()).collect(),
+            rows,
+        };
+        let head = Head {
+            stamp: &self.stamp,
+            path: &abs,
+            display,
+            bless: loader.bless,
+            source: text,
+            registry: recipe.registry.as_ref().map(|(w, t)| (w.as_str(), &**t)),
+        };
+        let (Ok(head), Ok(body)) = (postcard::to_stdvec(&head), postcard::to_stdvec(&body)) else {
+            return;
+        };
+        let mut bytes = Vec::with_capacity(MAGIC.len() + 8 + head.len() + body.len());
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&checksum(&body).to_le_bytes());
+        bytes.extend_from_slice(&head);
+        bytes.extend_from_slice(&body);
+        if bytes.len() as u64 > MAX_ENTRY_BYTES {
+            return;
+        }
+        match self.write(&self.entry_path(&abs), &bytes) {
+            Ok(()) => {
+                self.stored.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => {
+                let mut first = crate::base::lock(&self.write_error);
+                if first.is_none() {
+                    *first = Some(format!("{}: {e}", self.dir.display()));
+                }
+            }
+        }
+    }
+
+    /// Writes an entry whole or not at all: a temporary file renamed over
+    /// the entry (a reader sees the old entry or the new one).
+    fn write(&self, to: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        std::fs::create_dir_all(&self.dir)?;
+        let tmp = to.with_extension(format!(
+            "{}.{}.tmp",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, to));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written
+    }
+}
+
+fn with_limits(registry: &Arc<Registry>, limits: &[CodeLimit]) -> Arc<Registry> {
+    if limits.is_empty() {
+        registry.clone()
+    } else {
+        Arc::new(registry.with_limits(limits))
+    }
+}
+
+/// The path as an absolute path's text (the entry's key).
+fn absolute(path: &Path) -> Option<String> {
+    let abs = std::path::absolute(path).ok()?;
+    abs.to_str().map(str::to_string)
+}
+
+/// Reads a whole entry, or `None` (missing, unreadable, or too large).
+fn read_bounded(path: &Path) -> Option<Vec<u8>> {
+    let file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    if len > MAX_ENTRY_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(MAX_ENTRY_BYTES).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// A 64-bit checksum, eight bytes at a time (it finds a damaged entry; the
+/// key of an entry is compared in full, not by this).
+fn checksum(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h: u64 = bytes.len() as u64 ^ K;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes(c.try_into().unwrap_or_default());
+        h = (h ^ w).wrapping_mul(K).rotate_left(29);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    h ^ (h >> 32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::matrix::Loader;
+    use crate::load::systems::Systems;
+
+    const REGISTRY: &str = "version: 1\ncodes:\n  BUSY:\n    retryable: true\n    max_attempts: 3\n    escalate_to: oncall\n    match: { status: [503] }\n  BAD:\n    retryable: false\n    escalate_to: oncall\n    match: { status: [400] }\n";
+
+    /// A matrix touching most of the model: a registry, `codes` for the
+    /// file and a row, a row's own policy, requests with a JSON body, a
+    /// stream, a relative date, tags, an ignored row, clock and tolerance.
+    const MATRIX: &str = r#"title: many shapes
+registry: codes.yaml
+codes: { BUSY: { max_attempts: 2 } }
+policy:
+  routes:
+    - { name: A, attempts: 2 }
+    - { name: B, attempts: 2 }
+  backoff: { initial: 1s, factor: 2, cap: 30s }
+defaults:
+  jitter: [0.5, 0.25]
+clock: { wall: "2026-01-02T03:04:05Z" }
+rows:
+  - name: busy then backup
+    tags: [smoke, busy]
+    inject:
+      A: [503, 503]
+      B: [200]
+    expect:
+      trace: |
+        A1 503 BUSY retry wait=1s
+        A2 503 BUSY switch
+        B1 200 return
+      stop: success
+      requests:
+        "*": { headers: { x-retry-count: $retries }, body: { "$.model": { "a": [1, 2.5, null] } } }
+  - name: own policy
+    policy:
+      routes:
+        - { name: A, attempts: 3 }
+    codes: { BUSY: { max_attempts: 3 } }
+    inject:
+      A: [503, 503, 200]
+    expect:
+      trace: |
+        A1 503 BUSY retry wait=1s
+        A2 503 BUSY retry wait=2s
+        A3 200 return
+      stop: success
+  - name: terminal
+    ignore: kept for later
+    inject:
+      A: [400]
+    expect:
+      trace: |
+        A1 400 BAD fail
+      stop: terminal
+"#;
+
+    fn tree(matrix: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("codes.yaml"), REGISTRY).unwrap();
+        let path = dir.path().join("m.yaml");
+        std::fs::write(&path, matrix).unwrap();
+        (dir, path)
+    }
+
+    fn loader(dir: &Path, cache: &Arc<ModelCache>) -> Loader {
+        Loader::in_dir(Systems::new(), dir.to_path_buf())
+            .with_roots([dir.to_path_buf()])
+            .with_cache(cache.clone())
+    }
+
+    fn cache(dir: &Path, stamp: &str) -> Arc<ModelCache> {
+        Arc::new(ModelCache::with_stamp(dir.join("cache"), stamp.into()))
+    }
+
+    /// Everything a run reads from a loaded matrix, as text.
+    fn shown(m: &Matrix) -> String {
+        let rows: Vec<String> = (m.rows.iter())
+            .map(|r| {
+                let system = (r.settings.system.as_ref()).map(|s| s.deadline);
+                format!(
+                    "{r:?} attempts={:?} system={system:?} pos={:?}",
+                    r.settings.attempts,
+                    m.row_pos(r)
+                )
+            })
+            .collect();
+        let registry: Vec<&str> = m.registry.names().collect();
+        format!(
+            "{} | {} | {} | {:?} | {:?} | {:?} | {:?}\n{}",
+            m.file,
+            m.title,
+            m.system_name(),
+            m.body_paths(),
+            m.deadline,
+            registry,
+            m.registry.path,
+            rows.join("\n")
+        )
+    }
+
+    fn cold(dir: &Path, path: &Path) -> String {
+        let l = Loader::in_dir(Systems::new(), dir.to_path_buf()).with_roots([dir.to_path_buf()]);
+        shown(&l.load_file(path, "m.yaml").unwrap())
+    }
+
+    #[test]
+    fn a_stored_matrix_reads_back_as_it_was_loaded() {
+        let (dir, path) = tree(MATRIX);
+        let c = cache(dir.path(), "one");
+        let first = loader(dir.path(), &c).load_file(&path, "m.yaml").unwrap();
+        assert_eq!(c.counts(), (0, 1), "the first load stores");
+        let again = loader(dir.path(), &c).load_file(&path, "m.yaml").unwrap();
+        assert_eq!(c.counts(), (1, 1), "the second reads back");
+        assert_eq!(shown(&again), shown(&first));
+        assert_eq!(shown(&again), cold(dir.path(), &path));
+        assert!(
+            again.rows[1].settings.system.is_some(),
+            "the row's own system is rebuilt"
+        );
+        assert!(!Arc::ptr_eq(
+            &again.rows[0].settings.attempts,
+            &again.rows[1].settings.attempts
+        ));
+        assert!(Arc::ptr_eq(
+            &again.rows[0].settings.attempts,
+            &again.rows[2].settings.attempts
+        ));
+    }
+
+    #[test]
+    fn any_change_to_what_the_load_read_is_a_miss() {
+        let (dir, path) = tree(MATRIX);
+        let c = cache(dir.path(), "one");
+        let load = |c: &Arc<ModelCache>, display: &str| {
+            loader(dir.path(), c)
+                .load_file(&path, display)
+                .map(|m| shown(&m))
+        };
+        load(&c, "m.yaml").unwrap();
+        // The file's text.
+        let edited = MATRIX.replace("many shapes", "many shapes, edited");
+        std::fs::write(&path, &edited).unwrap();
+        let m = load(&c, "m.yaml").unwrap();
+        assert!(m.contains("many shapes, edited"));
+        assert_eq!(c.counts(), (0, 2));
+        // The registry's text: the file now fails (`BAD` is gone).
+        let reg = dir.path().join("codes.yaml");
+        std::fs::write(&reg, REGISTRY.replace("BAD:", "WORSE:")).unwrap();
+        let e = load(&c, "m.yaml").unwrap_err();
+        assert!(e.to_string().contains("BAD"), "{e}");
+        std::fs::write(&reg, REGISTRY).unwrap();
+        load(&c, "m.yaml").unwrap();
+        assert_eq!(c.counts(), (1, 2), "the original registry text reads back");
+        // The name it is shown under, and another build.
+        load(&c, "other.yaml").unwrap();
+        assert_eq!(c.counts(), (1, 3));
+        let other = cache(dir.path(), "two");
+        load(&other, "other.yaml").unwrap();
+        assert_eq!(
+            other.counts(),
+            (0, 1),
+            "an entry of another build is not read"
+        );
+        // Blessing.
+        let mut blessing = loader(dir.path(), &other);
+        blessing.bless = true;
+        blessing.load_file(&path, "other.yaml").unwrap();
+        assert_eq!(other.counts(), (0, 2));
+    }
+
+    #[test]
+    fn a_registry_moved_out_of_the_tree_is_refused_again() {
+        let (dir, path) = tree(MATRIX);
+        let c = cache(dir.path(), "one");
+        loader(dir.path(), &c).load_file(&path, "m.yaml").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let moved = outside.path().join("codes.yaml");
+        std::fs::write(&moved, REGISTRY).unwrap();
+        let reg = dir.path().join("codes.yaml");
+        std::fs::remove_file(&reg).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&moved, &reg).unwrap();
+        #[cfg(not(unix))]
+        return;
+        let Err(e) = loader(dir.path(), &c).load_file(&path, "m.yaml") else {
+            panic!("a registry out of the tree was used");
+        };
+        assert!(e.to_string().contains("outside"), "{e}");
+        assert_eq!(c.counts(), (0, 1));
+    }
+
+    #[test]
+    fn files_that_cannot_be_rebuilt_are_not_stored() {
+        let c = {
+            let (dir, _) = tree(MATRIX);
+            cache(dir.path(), "one")
+        };
+        for text in [
+            // Errors.
+            MATRIX.replace("stop: success", "stop: succeeded"),
+            // A command system.
+            "title: t\nsystem: { command: [\"true\"], routes: [A] }\nrows:\n  - name: r\n    inject: { A: [200] }\n    expect: { trace: \"A1 200 return\" }\n".into(),
+            // A tape row.
+            "title: t\npolicy: { routes: [{ name: A }] }\nrows:\n  - name: r\n    tape: r.tape.yaml\n    expect: { trace: \"A1 200 return\" }\n".into(),
+        ] {
+            let (dir, path) = tree(&text);
+            let _ = loader(dir.path(), &c).load_file(&path, "m.yaml");
+        }
+        assert_eq!(c.counts(), (0, 0));
+    }
+
+    #[test]
+    fn a_damaged_entry_is_a_miss_never_a_panic() {
+        let (dir, path) = tree(MATRIX);
+        let c = cache(dir.path(), "one");
+        let want = shown(&loader(dir.path(), &c).load_file(&path, "m.yaml").unwrap());
+        let entry = std::fs::read_dir(dir.path().join("cache"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let good = std::fs::read(&entry).unwrap();
+        let fresh = || cache(dir.path(), "one");
+        let l = |c: &Arc<ModelCache>| loader(dir.path(), c);
+        // Every byte flipped, one at a time: read back the same, or a miss.
+        for i in 0..good.len() {
+            let mut bad = good.clone();
+            bad[i] ^= 0x5a;
+            std::fs::write(&entry, &bad).unwrap();
+            let c = fresh();
+            let back = l(&c).load_text_at("m.yaml", MATRIX, &path).unwrap();
+            assert_eq!(shown(&back), want, "byte {i}");
+            assert_eq!(c.counts().0, 0, "byte {i} flipped was read back");
+        }
+        // Truncated at every length, and foreign files.
+        for n in (0..good.len()).step_by(7) {
+            std::fs::write(&entry, &good[..n]).unwrap();
+            let c = fresh();
+            l(&c).load_text_at("m.yaml", MATRIX, &path).unwrap();
+            assert_eq!(c.counts().0, 0, "truncated to {n}");
+        }
+        std::fs::write(&entry, b"not an entry").unwrap();
+        let c = fresh();
+        l(&c).load_text_at("m.yaml", MATRIX, &path).unwrap();
+        assert_eq!(c.counts(), (0, 1), "replaced by a good entry");
+        assert_eq!(std::fs::read(&entry).unwrap(), good);
+    }
+
+    #[test]
+    fn a_cache_that_cannot_be_written_leaves_the_load_as_it_is() {
+        let (dir, path) = tree(MATRIX);
+        std::fs::write(dir.path().join("cache"), "a file, not a folder").unwrap();
+        let c = cache(dir.path(), "one");
+        let m = loader(dir.path(), &c).load_file(&path, "m.yaml").unwrap();
+        assert_eq!(shown(&m), cold(dir.path(), &path));
+        assert_eq!(c.counts(), (0, 0));
+        assert!(c.write_error().is_some());
+    }
+
+    #[test]
+    fn the_checksum_sees_every_byte() {
+        let base = vec![7u8; 37];
+        let sum = checksum(&base);
+        for i in 0..base.len() {
+            let mut b = base.clone();
+            b[i] ^= 1;
+            assert_ne!(checksum(&b), sum, "byte {i}");
+        }
+        assert_ne!(checksum(&base[..36]), sum);
+    }
+}
