@@ -110,7 +110,7 @@ impl Plan {
         let [head, rows, tail] = self.chunks.pieces(k, len);
         let (head, rows, tail) = (read(head)?, read(rows)?, read(tail)?);
         let text = one_row::chunk_text_of(&self.chunks, k, &head, &rows, &tail);
-        Some(loader.load_text_at(&found.display, &text, &found.path))
+        Some(loader.load_part_at(&found.display, &text, &found.path))
     }
 }
 
@@ -224,7 +224,7 @@ impl Chunked<'_> {
     pub fn load(&self, k: usize) -> Result<Matrix, FileErrors> {
         let text = one_row::chunk_text(&self.text, &self.chunks, k);
         self.loader
-            .load_text_at(&self.found.display, &text, &self.found.path)
+            .load_part_at(&self.found.display, &text, &self.found.path)
     }
 
     /// Loads every chunk in order, giving each that loads to `each`, and
@@ -414,6 +414,32 @@ mod tests {
         let text = std::fs::read_to_string(&found.path).unwrap();
         std::fs::write(&found.path, text.replace("name: r1\n", "name: r1b\n")).unwrap();
         assert!(plan.load(&found, &loader, 1).is_none());
+    }
+
+    /// A chunk is a part of its file: it is neither read from nor kept in
+    /// the model cache, whose entry is the whole file's (each chunk would
+    /// replace the last one's entry, and none would ever be read back).
+    #[test]
+    fn chunks_bypass_the_model_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let names: Vec<String> = (0..3).map(|i| row(&format!("r{i}"))).collect();
+        let found = file(dir.path(), &names);
+        let cache = std::sync::Arc::new(crate::load::stored::ModelCache::with_stamp(
+            dir.path().join("cache"),
+            "a build".into(),
+        ));
+        let loader = loader().with_cache(cache.clone());
+        let c = chunked(&found, &loader, SMALL);
+        assert!(matches!(c.check(|_| {}), Checked::Valid));
+        for k in 0..c.len() {
+            c.load(k).unwrap();
+            c.plan().load(&found, &loader, k).expect("planned").unwrap();
+        }
+        assert_eq!(cache.counts(), (0, 0));
+        // The whole file, loaded whole, is kept and read back.
+        whole(&found, &loader).unwrap();
+        whole(&found, &loader).unwrap();
+        assert_eq!(cache.counts(), (1, 1));
     }
 
     #[test]

@@ -135,14 +135,36 @@ impl Loader {
         text: &str,
         path: &Path,
     ) -> Result<Matrix, FileErrors> {
-        if let Some(cache) = &self.cache {
+        self.load_at(display, text, path, self.cache.as_ref())
+    }
+
+    /// [`Self::load_text_at`] for a part of the file at `path` (a chunk of
+    /// a large file's rows under its header): never read from or kept in
+    /// the model cache, whose entry is the whole file's.
+    pub fn load_part_at(
+        &self,
+        display: &str,
+        text: &str,
+        path: &Path,
+    ) -> Result<Matrix, FileErrors> {
+        self.load_at(display, text, path, None)
+    }
+
+    fn load_at(
+        &self,
+        display: &str,
+        text: &str,
+        path: &Path,
+        cache: Option<&Arc<ModelCache>>,
+    ) -> Result<Matrix, FileErrors> {
+        if let Some(cache) = cache {
             if let Some(m) = cache.get(&self.using(), display, text, path) {
                 return Ok(m);
             }
         }
         let mut cx = Ctx::new(display, text);
         cx.pending_ok = self.bless;
-        let mut recipe = self.cache.as_ref().map(|_| Recipe::default());
+        let mut recipe = cache.map(|_| Recipe::default());
         let result = load_inner(
             &mut cx,
             text,
@@ -152,7 +174,7 @@ impl Loader {
             recipe.as_mut(),
         );
         let result = cx.finish(result);
-        if let (Some(cache), Some(recipe), Ok(m)) = (&self.cache, recipe, &result) {
+        if let (Some(cache), Some(recipe), Ok(m)) = (cache, recipe, &result) {
             cache.put(&self.using(), display, text, path, m, recipe);
         }
         result

@@ -33,12 +33,14 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use crate::base::confine;
+use crate::base::yaml::{Key, Seg};
 use crate::base::yaml::{Pos, Value};
 use crate::load::cache::RegistryCache;
 use crate::load::systems::Systems;
+use crate::model::expect::Expect;
 use crate::model::matrix::{Matrix, SystemUnderTest};
 use crate::model::registry::{CodeLimit, Registry};
-use crate::model::row::{Row, RowSystem, Script, WrittenAttempts};
+use crate::model::row::{Row, RowSystem, Script, Settings, WrittenAttempts};
 
 /// The entry format; bump it when the stored shape changes (the stamp
 /// also changes with every build, so this guards a same-binary reuse).
@@ -108,12 +110,22 @@ struct Body {
     row_names: Option<Vec<Pos>>,
     /// Each distinct `attempts` list once; rows name theirs by index.
     attempts: Vec<Vec<WrittenAttempts>>,
+    /// Each distinct row settings once (rows mostly share the file's):
+    /// a copy costs less than reading one back.
+    settings: Vec<Settings>,
     rows: Vec<StoredRow>,
 }
 
+/// A [`Row`] without what is rebuilt: its path (`rows[i]`, its place in
+/// the file), its settings and `attempts` (by index), its system.
 #[derive(Serialize, Deserialize)]
 struct StoredRow {
-    row: Row,
+    name: String,
+    ignore: Option<String>,
+    tags: Vec<String>,
+    script: Script,
+    expect: Expect,
+    settings: u32,
     attempts: u32,
     /// The merged policy (YAML text) and the row's own limits.
     system: Option<(String, Vec<CodeLimit>)>,
@@ -226,9 +238,18 @@ impl ModelCache {
         let attempts: Vec<Arc<[WrittenAttempts]>> =
             body.attempts.into_iter().map(Arc::from).collect();
         let mut rows = Vec::with_capacity(body.rows.len());
-        for stored in body.rows {
-            let mut row = stored.row;
-            row.settings.attempts = attempts.get(stored.attempts as usize)?.clone();
+        for (i, stored) in body.rows.into_iter().enumerate() {
+            let mut settings = body.settings.get(stored.settings as usize)?.clone();
+            settings.attempts = attempts.get(stored.attempts as usize)?.clone();
+            let mut row = Row {
+                name: stored.name,
+                path: vec![Seg::Key(Key::lit("rows")), Seg::Index(i)],
+                ignore: stored.ignore,
+                tags: stored.tags,
+                script: stored.script,
+                settings,
+                expect: stored.expect,
+            };
             if let Some((merged, limits)) = stored.system {
                 let merged = crate::base::yaml::parse_value(&merged).ok()?;
                 let b = factory(&merged, &with_limits(&sys_registry, &limits)).ok()?;
@@ -291,8 +312,22 @@ impl ModelCache {
             None => None,
         };
         let mut lists: Vec<&Arc<[WrittenAttempts]>> = Vec::new();
+        let mut settings: Vec<(Vec<u8>, Settings)> = Vec::new();
         let mut rows = Vec::with_capacity(matrix.rows.len());
-        for (row, system) in matrix.rows.iter().zip(recipe.rows) {
+        for (i, (row, system)) in matrix.rows.iter().zip(recipe.rows).enumerate() {
+            if row.path != [Seg::Key(Key::lit("rows")), Seg::Index(i)] {
+                return;
+            }
+            let Ok(bytes) = postcard::to_stdvec(&row.settings) else {
+                return;
+            };
+            let in_table = match settings.iter().position(|(b, _)| *b == bytes) {
+                Some(i) => i,
+                None => {
+                    settings.push((bytes, row.settings.clone()));
+                    settings.len() - 1
+                }
+            };
             let at = &row.settings.attempts;
             let index = match lists.iter().position(|l| Arc::ptr_eq(l, at) || **l == *at) {
                 Some(i) => i,
@@ -308,10 +343,13 @@ impl ModelCache {
                 },
                 None => None,
             };
-            let mut row = row.clone();
-            row.settings.system = None;
             rows.push(StoredRow {
-                row,
+                name: row.name.clone(),
+                ignore: row.ignore.clone(),
+                tags: row.tags.clone(),
+                script: row.script.clone(),
+                expect: row.expect.clone(),
+                settings: in_table as u32,
                 attempts: index as u32,
                 system,
             });
@@ -323,6 +361,7 @@ impl ModelCache {
             title: matrix.title.clone(),
             row_names: matrix.noted_row_names().map(<[Pos]>::to_vec),
             attempts: lists.iter().map(|l| l.to_vec()).collect(),
+            settings: settings.into_iter().map(|(_, s)| s).collect(),
             rows,
         };
         let head = Head {
