@@ -2,7 +2,7 @@
 # The performance benchmark of issue 15 (figures in docs/running.md).
 #
 #   bash bench/perf.sh              # every part below, in order
-#   bash bench/perf.sh count        # instructions per row and per phase (callgrind)
+#   bash bench/perf.sh count        # instructions per row and per phase (callgrind), cold and with the model cache
 #   bash bench/perf.sh frontends    # the in-process alternatives, counted (callgrind)
 #   bash bench/perf.sh memory       # CLI wall and peak memory: 10k, 100k, 1M rows, one 100k-row file
 #   bash bench/perf.sh harness      # the cargo harness's wall and peak memory: 10k, 100k, 1M rows
