@@ -140,6 +140,16 @@ fn a_cached_file_runs_its_rows_own_systems_and_an_edit_is_never_served_stale() {
 }
 
 #[test]
+fn an_empty_cache_argument_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), "m/m.yaml", MATRIX);
+    let (code, out, err) = cli(t.path(), &["run", "--cache", "", "m"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("--cache"), "{err}");
+    assert_eq!(files(t.path()), [PathBuf::from("m/m.yaml")], "nothing written");
+}
+
+#[test]
 fn a_cache_that_cannot_be_written_is_a_warning_and_the_run_goes_on() {
     let t = tempfile::tempdir().unwrap();
     write(t.path(), "m/m.yaml", MATRIX);

@@ -123,8 +123,8 @@ pub struct RunArgs {
     /// while the file, the registry it names and this build of faultmatrix
     /// are unchanged (also `FAULTMATRIX_CACHE=DIR`). See docs/running.md,
     /// "The model cache".
-    #[arg(long, value_name = "DIR")]
-    pub cache: Option<std::path::PathBuf>,
+    #[arg(long, value_name = "DIR", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    pub cache: Option<String>,
 }
 
 /// Entry point of the binary: the only place (with the cargo harness) that
@@ -157,7 +157,7 @@ pub fn main() -> ExitCode {
     let mut quiet = false;
     if let Command::Run(a) | Command::Record(a) = &cli.command {
         quiet = a.quiet;
-        let dir = (a.cache.clone()).or_else(|| env.non_empty("FAULTMATRIX_CACHE").map(Into::into));
+        let dir = (a.cache.as_deref()).or_else(|| env.non_empty("FAULTMATRIX_CACHE"));
         if let Some(dir) = dir {
             match crate::load::stored::ModelCache::new(env.cwd.join(dir)) {
                 Some(cache) => loader = loader.with_cache(std::sync::Arc::new(cache)),
