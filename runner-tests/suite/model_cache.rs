@@ -146,7 +146,11 @@ fn an_empty_cache_argument_is_refused() {
     let (code, out, err) = cli(t.path(), &["run", "--cache", "", "m"]);
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("--cache"), "{err}");
-    assert_eq!(files(t.path()), [PathBuf::from("m/m.yaml")], "nothing written");
+    assert_eq!(
+        files(t.path()),
+        [PathBuf::from("m/m.yaml")],
+        "nothing written"
+    );
 }
 
 #[test]
