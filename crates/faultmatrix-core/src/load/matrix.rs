@@ -342,11 +342,7 @@ fn load_inner(
         recipe.file_limits = file_limits.clone();
         recipe.policy = raw.policy.clone();
     }
-    let sys_registry = if file_limits.is_empty() {
-        registry.clone()
-    } else {
-        Arc::new(registry.with_limits(&file_limits))
-    };
+    let sys_registry = registry.limited(&file_limits);
 
     // System.
     let (sut_name, command) = match &raw.system {
@@ -545,11 +541,7 @@ fn load_inner(
             Some(c) => super::codes::validate(cx, &c, &child(&path, key("codes")), &registry),
             None => Vec::new(),
         };
-        let row_registry = if row_limits.is_empty() {
-            sys_registry.clone()
-        } else {
-            Arc::new(sys_registry.with_limits(&row_limits))
-        };
+        let row_registry = sys_registry.limited(&row_limits);
         let row_attempts = match &rr.policy {
             Some(p) if reference && p.get("routes").is_some() => {
                 let at = child(&path, key("policy"));
@@ -564,11 +556,6 @@ fn load_inner(
         };
         let mut row_recipe = None;
         if let Some(over) = over {
-            if recipe.is_some() {
-                let merged =
-                    super::row_policy::merge(raw.policy.as_ref().unwrap_or(&Value::Null), &over);
-                row_recipe = Some((merged, row_limits.clone()));
-            }
             match (&command, systems.get(&sut_name)) {
                 (None, Some(factory)) => {
                     match super::row_policy::build(
@@ -579,9 +566,12 @@ fn load_inner(
                         &path,
                         &row_registry,
                     ) {
-                        Some((s, r)) => {
+                        Some((s, r, merged)) => {
                             own_routes = r;
                             row_system = Some(s);
+                            if recipe.is_some() {
+                                row_recipe = Some((merged, row_limits.clone()));
+                            }
                         }
                         None => continue,
                     }

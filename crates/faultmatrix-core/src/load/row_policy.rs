@@ -51,7 +51,8 @@ fn written(over: &Value, path: &[Seg]) -> bool {
 
 /// Builds the row's system from the file's policy and the row's keys, or
 /// reports why not (at the row's key when the error comes from it).
-/// Returns the system and the routes it calls.
+/// Returns the system, the routes it calls, and the merged policy it was
+/// built from (what the model cache stores to build it again).
 pub(crate) fn build(
     cx: &mut Ctx<'_>,
     factory: &Factory,
@@ -59,7 +60,7 @@ pub(crate) fn build(
     over: &Value,
     row_path: &[Seg],
     registry: &Arc<Registry>,
-) -> Option<(RowSystem, Option<Vec<String>>)> {
+) -> Option<(RowSystem, Option<Vec<String>>, Value)> {
     let merged = merge(file_policy.unwrap_or(&Value::Null), over);
     match factory(&merged, registry) {
         Ok(b) => Some((
@@ -68,6 +69,7 @@ pub(crate) fn build(
                 deadline: b.deadline,
             },
             b.routes,
+            merged,
         )),
         Err(errors) => {
             for mut e in errors {

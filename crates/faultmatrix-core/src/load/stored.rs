@@ -39,7 +39,7 @@ use crate::load::cache::RegistryCache;
 use crate::load::systems::Systems;
 use crate::model::expect::Expect;
 use crate::model::matrix::{Matrix, SystemUnderTest};
-use crate::model::registry::{CodeLimit, Registry};
+use crate::model::registry::CodeLimit;
 use crate::model::row::{Row, RowSystem, Script, Settings, WrittenAttempts};
 
 /// The entry format; bump it when the stored shape changes (the stamp
@@ -229,7 +229,7 @@ impl ModelCache {
         };
         let body: Body = postcard::from_bytes(body).ok()?;
         let factory = loader.systems.get(&body.system)?;
-        let sys_registry = with_limits(&registry, &body.file_limits);
+        let sys_registry = registry.limited(&body.file_limits);
         let policy = match &body.policy {
             Some(t) => crate::base::yaml::parse_value(t).ok()?,
             None => Value::Null,
@@ -252,7 +252,7 @@ impl ModelCache {
             };
             if let Some((merged, limits)) = stored.system {
                 let merged = crate::base::yaml::parse_value(&merged).ok()?;
-                let b = factory(&merged, &with_limits(&sys_registry, &limits)).ok()?;
+                let b = factory(&merged, &sys_registry.limited(&limits)).ok()?;
                 row.settings.system = Some(RowSystem {
                     system: b.system,
                     deadline: b.deadline,
@@ -291,24 +291,47 @@ impl ModelCache {
         matrix: &Matrix,
         recipe: Recipe,
     ) {
-        let SystemUnderTest::InProcess { name, .. } = &matrix.system else {
+        let Some(abs) = absolute(path) else { return };
+        let Some(bytes) = self.encode(loader, display, text, &abs, matrix, recipe) else {
             return;
         };
-        if recipe.rows.len() != matrix.rows.len()
-            || matrix
-                .rows
-                .iter()
-                .any(|r| matches!(r.script, Script::Tape(_)))
-        {
-            return;
+        match self.write(&self.entry_path(&abs), &bytes) {
+            Ok(()) => {
+                self.stored.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => {
+                let mut first = crate::base::lock(&self.write_error);
+                if first.is_none() {
+                    *first = Some(format!("{}: {e}", self.dir.display()));
+                }
+            }
         }
-        let Some(abs) = absolute(path) else { return };
+    }
+
+    /// A matrix's entry, or `None` when it cannot be rebuilt from one
+    /// (see the module's documentation) or would be too large.
+    fn encode(
+        &self,
+        loader: &Using<'_>,
+        display: &str,
+        text: &str,
+        abs: &str,
+        matrix: &Matrix,
+        recipe: Recipe,
+    ) -> Option<Vec<u8>> {
+        let SystemUnderTest::InProcess { name, .. } = &matrix.system else {
+            return None;
+        };
+        let tape = matrix
+            .rows
+            .iter()
+            .any(|r| matches!(r.script, Script::Tape(_)));
+        if tape || recipe.rows.len() != matrix.rows.len() {
+            return None;
+        }
         let yaml = |v: &Value| serde_yaml::to_string(v).ok();
         let policy = match &recipe.policy {
-            Some(p) => match yaml(p) {
-                Some(t) => Some(t),
-                None => return,
-            },
+            Some(p) => Some(yaml(p)?),
             None => None,
         };
         let mut lists: Vec<&Arc<[WrittenAttempts]>> = Vec::new();
@@ -316,31 +339,18 @@ impl ModelCache {
         let mut rows = Vec::with_capacity(matrix.rows.len());
         for (i, (row, system)) in matrix.rows.iter().zip(recipe.rows).enumerate() {
             if row.path != [Seg::Key(Key::lit("rows")), Seg::Index(i)] {
-                return;
+                return None;
             }
-            let Ok(bytes) = postcard::to_stdvec(&row.settings) else {
-                return;
-            };
-            let in_table = match settings.iter().position(|(b, _)| *b == bytes) {
-                Some(i) => i,
-                None => {
-                    settings.push((bytes, row.settings.clone()));
-                    settings.len() - 1
-                }
-            };
+            let bytes = postcard::to_stdvec(&row.settings).ok()?;
+            let in_table = index_in(
+                &mut settings,
+                |(b, _)| *b == bytes,
+                || (bytes.clone(), row.settings.clone()),
+            );
             let at = &row.settings.attempts;
-            let index = match lists.iter().position(|l| Arc::ptr_eq(l, at) || **l == *at) {
-                Some(i) => i,
-                None => {
-                    lists.push(at);
-                    lists.len() - 1
-                }
-            };
+            let attempts = index_in(&mut lists, |l| Arc::ptr_eq(l, at) || **l == *at, || at);
             let system = match system {
-                Some((merged, limits)) => match yaml(&merged) {
-                    Some(t) => Some((t, limits)),
-                    None => return,
-                },
+                Some((merged, limits)) => Some((yaml(&merged)?, limits)),
                 None => None,
             };
             rows.push(StoredRow {
@@ -349,8 +359,8 @@ impl ModelCache {
                 tags: row.tags.clone(),
                 script: row.script.clone(),
                 expect: row.expect.clone(),
-                settings: in_table as u32,
-                attempts: index as u32,
+                settings: in_table,
+                attempts,
                 system,
             });
         }
@@ -366,34 +376,22 @@ impl ModelCache {
         };
         let head = Head {
             stamp: &self.stamp,
-            path: &abs,
+            path: abs,
             display,
             bless: loader.bless,
             source: text,
             registry: recipe.registry.as_ref().map(|(w, t)| (w.as_str(), &**t)),
         };
-        let (Ok(head), Ok(body)) = (postcard::to_stdvec(&head), postcard::to_stdvec(&body)) else {
-            return;
-        };
+        let (head, body) = (
+            postcard::to_stdvec(&head).ok()?,
+            postcard::to_stdvec(&body).ok()?,
+        );
         let mut bytes = Vec::with_capacity(MAGIC.len() + 8 + head.len() + body.len());
         bytes.extend_from_slice(MAGIC);
         bytes.extend_from_slice(&checksum(&body).to_le_bytes());
         bytes.extend_from_slice(&head);
         bytes.extend_from_slice(&body);
-        if bytes.len() as u64 > MAX_ENTRY_BYTES {
-            return;
-        }
-        match self.write(&self.entry_path(&abs), &bytes) {
-            Ok(()) => {
-                self.stored.fetch_add(1, Ordering::Relaxed);
-            }
-            Err(e) => {
-                let mut first = crate::base::lock(&self.write_error);
-                if first.is_none() {
-                    *first = Some(format!("{}: {e}", self.dir.display()));
-                }
-            }
-        }
+        (bytes.len() as u64 <= MAX_ENTRY_BYTES).then_some(bytes)
     }
 
     /// Writes an entry whole or not at all: a temporary file renamed over
@@ -414,12 +412,17 @@ impl ModelCache {
     }
 }
 
-fn with_limits(registry: &Arc<Registry>, limits: &[CodeLimit]) -> Arc<Registry> {
-    if limits.is_empty() {
-        registry.clone()
-    } else {
-        Arc::new(registry.with_limits(limits))
-    }
+/// The index of the first item of `table` that is `same`, pushing `new()`
+/// when there is none (parts rows share are stored once).
+fn index_in<T>(table: &mut Vec<T>, same: impl Fn(&T) -> bool, new: impl FnOnce() -> T) -> u32 {
+    let i = match table.iter().position(same) {
+        Some(i) => i,
+        None => {
+            table.push(new());
+            table.len() - 1
+        }
+    };
+    i as u32
 }
 
 /// The path as an absolute path's text (the entry's key).

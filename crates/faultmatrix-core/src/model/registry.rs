@@ -131,6 +131,15 @@ impl Registry {
         self.codes.iter().map(|c| c.name.as_str())
     }
 
+    /// [`Self::with_limits`] shared: the same `Arc` when there are none.
+    pub fn limited(self: &Arc<Self>, limits: &[CodeLimit]) -> Arc<Registry> {
+        if limits.is_empty() {
+            self.clone()
+        } else {
+            Arc::new(self.with_limits(limits))
+        }
+    }
+
     /// The same registry with some codes' `max_attempts` replaced (a
     /// matrix's or row's `codes:`); later limits win over earlier ones.
     pub fn with_limits(&self, limits: &[CodeLimit]) -> Registry {
